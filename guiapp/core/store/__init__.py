@@ -1,0 +1,19 @@
+"""The HDF5 dataset store: sharded, contiguous, crash-safe (format in docs/FORMAT.md)."""
+
+from .format import FORMAT_VERSION, default_capacity, parse_shape, shard_dir
+from .reader import Dataset
+from .shard import ShardMeta, ShardWriter, content_hash
+from .writer import DatasetWriter, remove_dataset
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Dataset",
+    "DatasetWriter",
+    "ShardMeta",
+    "ShardWriter",
+    "content_hash",
+    "default_capacity",
+    "parse_shape",
+    "remove_dataset",
+    "shard_dir",
+]

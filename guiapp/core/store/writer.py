@@ -1,0 +1,272 @@
+"""``DatasetWriter``: append batches of (x, y) to a new dataset, shard by shard."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import shutil
+import uuid as uuidlib
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from ..errors import DatasetError
+from .format import (
+    COMMIT_ROWS,
+    COMPRESSIONS,
+    SAMPLE_DTYPES,
+    default_capacity,
+    shard_dir,
+    shard_relpath,
+)
+from .index import SINGLE_FILE, DatasetHeader, write_index
+from .shard import ShardMeta, ShardWriter
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def remove_dataset(path: str | os.PathLike[str]) -> None:
+    """Delete a dataset's index file and its shard folder."""
+    path = Path(path)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    folder = shard_dir(path)
+    if folder.is_dir():
+        shutil.rmtree(folder)
+
+
+def validate_batch(
+    path: Path,
+    x: Any,
+    y: Any,
+    sample_shape: tuple[int, ...],
+    dtype: np.dtype,
+    num_classes: int,
+    first_row: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Check one batch against the dataset's schema; return it as arrays of the right dtypes."""
+    x = np.asarray(x)
+    y = np.asarray(y)
+    if x.shape[1:] != tuple(sample_shape):
+        raise DatasetError(
+            path,
+            f"batch of shape {x.shape} does not match the sample shape {tuple(sample_shape)}",
+            "Give arrays of shape (n, " + ", ".join(map(str, sample_shape)) + ")",
+        )
+    if y.ndim != 1 or len(y) != len(x):
+        raise DatasetError(
+            path,
+            f"labels of shape {y.shape} do not match {len(x)} samples",
+            "Give one integer label per sample",
+        )
+    if x.dtype != dtype:
+        if not np.can_cast(x.dtype, dtype, casting="same_kind"):
+            raise DatasetError(
+                path,
+                f"samples of dtype {x.dtype} cannot be stored as {dtype}",
+                f"Convert them to {dtype} first",
+            )
+        x = x.astype(dtype)
+    if len(y) and y.dtype.kind not in "iu":
+        if y.dtype.kind == "f" and np.all(np.mod(y, 1) == 0):
+            y = y.astype(np.int64)
+        else:
+            raise DatasetError(
+                path, f"labels of dtype {y.dtype} are not integers", "Give class indices 0..K-1"
+            )
+    if len(y):
+        bad = np.flatnonzero((y < 0) | (y >= num_classes))
+        if bad.size:
+            i = int(bad[0])
+            raise DatasetError(
+                path,
+                f"label {int(y[i])} of row {first_row + i} is out of range 0..{num_classes - 1}",
+                f"The dataset has {num_classes} classes",
+            )
+    return x, y
+
+
+class DatasetWriter:
+    """Write a new dataset: append batches, commit periodically, close to finish.
+
+    ``layout="sharded"`` writes ``NAME.h5`` plus ``NAME.shards/00000.h5 ...``;
+    ``layout="single"`` writes everything into ``NAME.h5`` (at most ``shard_capacity`` rows).
+    Rows become visible to readers at each commit (every ``commit_rows`` rows, at every
+    shard boundary, and at ``close``); a crash loses at most the uncommitted rows.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        sample_shape: Sequence[int],
+        dtype: Any,
+        class_names: Sequence[str],
+        shard_capacity: int | None = None,
+        layout: str = "sharded",
+        compression: str | None = None,
+        provenance: dict[str, Any] | None = None,
+        commit_rows: int = COMMIT_ROWS,
+        overwrite: bool = False,
+        durable: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        dtype = np.dtype(dtype)
+        if dtype.name not in SAMPLE_DTYPES:
+            raise DatasetError(
+                self.path,
+                f"dtype {dtype} is not supported",
+                "Use one of " + ", ".join(SAMPLE_DTYPES),
+            )
+        if compression not in COMPRESSIONS:
+            raise DatasetError(
+                self.path, f"compression {compression!r} is not supported", "Use none, lzf or gzip"
+            )
+        if layout not in ("sharded", "single"):
+            raise DatasetError(
+                self.path, f"layout {layout!r} is not supported", "Use sharded or single"
+            )
+        if len(class_names) < 1:
+            raise DatasetError(
+                self.path, "a dataset needs at least one class name", "Give class names"
+            )
+        sample_shape = tuple(int(s) for s in sample_shape)
+        if not sample_shape or min(sample_shape) <= 0:
+            raise DatasetError(
+                self.path, f"sample shape {sample_shape} is empty", "Give a shape like 25x25"
+            )
+        if self.path.exists() or shard_dir(self.path).exists():
+            if not overwrite:
+                raise DatasetError(
+                    self.path, "already exists", "Choose another name or pass --overwrite"
+                )
+            remove_dataset(self.path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.header = DatasetHeader(
+            uuid=str(uuidlib.uuid4()),
+            sample_shape=sample_shape,
+            dtype=dtype,
+            class_names=[str(c) for c in class_names],
+            shard_capacity=int(shard_capacity or default_capacity(sample_shape, dtype)),
+            layout=layout,
+            compression=compression,
+            provenance=dict(provenance or {}),
+            created=now_iso(),
+        )
+        self.commit_rows = int(commit_rows)
+        self.durable = durable
+        self.rows = 0
+        self._since_commit = 0
+        self._done: list[ShardMeta] = []
+        self._current: ShardWriter | None = None
+        self._closed = False
+        if layout == "sharded":
+            shard_dir(self.path).mkdir(parents=True, exist_ok=True)
+            write_index(self.path, self.header, [], complete=False)
+
+    # -- writing -----------------------------------------------------------------
+    def append(self, x: Any, y: Any) -> None:
+        """Append rows; they are visible to readers after the next commit."""
+        h = self.header
+        x, y = validate_batch(
+            self.path, x, y, h.sample_shape, h.dtype, len(h.class_names), self.rows
+        )
+        at = 0
+        while at < len(x):
+            shard = self._shard_with_room()
+            n = shard.append(x[at:], y[at:])
+            at += n
+            self.rows += n
+            self._since_commit += n
+            if shard.free == 0:
+                self._seal(shard)
+            elif self._since_commit >= self.commit_rows:
+                self.commit()
+
+    def commit(self) -> None:
+        if self._current is not None:
+            self._current.commit()
+        self._since_commit = 0
+
+    def close(self, *, complete: bool = True) -> None:
+        """Commit and finish the last shard, then write the final index."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._current is not None:
+            shard = self._current
+            self._current = None
+            if complete:
+                shard.finish()
+            else:
+                shard.close()
+            self._done.append(shard.meta())
+        if self.header.layout == "single":
+            if self._done == []:  # nothing was appended: still leave a valid empty dataset
+                self._create_shard().close()
+            return
+        write_index(self.path, self.header, self._done, complete=complete)
+
+    def __enter__(self) -> DatasetWriter:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close(complete=et is None)
+
+    # -- shards --------------------------------------------------------------------
+    def _shard_with_room(self) -> ShardWriter:
+        if self._current is None:
+            self._current = self._create_shard()
+        return self._current
+
+    def _create_shard(self) -> ShardWriter:
+        h = self.header
+        number = len(self._done)
+        common = dict(
+            number=number,
+            capacity=h.shard_capacity,
+            sample_shape=h.sample_shape,
+            dtype=h.dtype,
+            num_classes=len(h.class_names),
+            dataset_uuid=h.uuid,
+            compression=h.compression,
+            durable=self.durable,
+        )
+        if h.layout == "single":
+            if number > 0:
+                raise DatasetError(
+                    self.path,
+                    f"a single-file dataset holds at most {h.shard_capacity} rows",
+                    "Use the sharded layout for more rows",
+                )
+            entry = {
+                "file": SINGLE_FILE,
+                "number": 0,
+                "capacity": h.shard_capacity,
+                "committed": 0,
+                "sha256": "",
+            }
+            attrs = h.to_attrs([], complete=False)
+            attrs["shards"] = json.dumps([entry])
+            return ShardWriter.create(self.path, header_attrs=attrs, **common)  # type: ignore[arg-type]
+        shard = ShardWriter.create(self.path.parent / shard_relpath(self.path, number), **common)  # type: ignore[arg-type]
+        # List the new shard before any row goes into it, so committed rows are always reachable.
+        write_index(self.path, h, [*self._done, shard.meta()], complete=False)
+        return shard
+
+    def _seal(self, shard: ShardWriter) -> None:
+        shard.finish()
+        self._done.append(shard.meta())
+        self._current = None
+        self._since_commit = 0
+        if self.header.layout == "sharded":
+            write_index(self.path, self.header, self._done, complete=False)
