@@ -150,7 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_check)
 
-    for register in EXTRA_COMMANDS:
+    from . import cli_generate, cli_import
+
+    for register in (cli_generate.register, cli_import.register, *EXTRA_COMMANDS):
         register(sub)
     return p
 

@@ -36,6 +36,8 @@ class DatasetHeader:
     compression: str | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
     created: str = ""
+    #: Summary statistics computed while writing (e.g. per-position mean/std, histogram).
+    statistics: dict[str, Any] = field(default_factory=dict)
 
     def to_attrs(self, manifest: list[dict[str, Any]], complete: bool) -> dict[str, Any]:
         return {
@@ -50,6 +52,7 @@ class DatasetHeader:
             "shard_capacity": np.int64(self.shard_capacity),
             "compression": self.compression or "none",
             "provenance": json.dumps(self.provenance, sort_keys=True),
+            "statistics": json.dumps(self.statistics, sort_keys=True),
             "created": self.created,
             "shards": json.dumps(manifest),
             "complete": np.int8(1 if complete else 0),

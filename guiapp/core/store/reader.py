@@ -73,6 +73,7 @@ class Dataset:
                 self.compression = None if comp == "none" else comp
                 self.provenance: dict[str, Any] = json.loads(_text(a["provenance"]))
                 self.created = _text(a["created"])
+                self.statistics: dict[str, Any] = json.loads(_text(a.get("statistics", "{}")))
                 manifest = json.loads(_text(a["shards"]))
                 self.complete = bool(int(a["complete"]))
             except (KeyError, ValueError, TypeError) as exc:
@@ -286,6 +287,7 @@ class Dataset:
             "values": self.value_stats(),
             "created": self.created,
             "provenance": self.provenance,
+            "statistics": self.statistics,
         }
 
     def close(self) -> None:

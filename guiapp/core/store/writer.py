@@ -113,6 +113,7 @@ class DatasetWriter:
         layout: str = "sharded",
         compression: str | None = None,
         provenance: dict[str, Any] | None = None,
+        statistics: dict[str, Any] | None = None,
         commit_rows: int = COMMIT_ROWS,
         overwrite: bool = False,
         durable: bool = False,
@@ -159,6 +160,7 @@ class DatasetWriter:
             compression=compression,
             provenance=dict(provenance or {}),
             created=now_iso(),
+            statistics=dict(statistics or {}),
         )
         self.commit_rows = int(commit_rows)
         self.durable = durable

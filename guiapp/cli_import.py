@@ -1,0 +1,9 @@
+"""`guiapp import`: registered into the CLI by `register(subparsers)`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    """Add the `import` subcommand (arrives with issue 3)."""

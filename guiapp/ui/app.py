@@ -1,0 +1,86 @@
+"""Start the GUI: parse arguments, create the application, open a project, run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QSettings
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from guiapp.core.project import Project, ProjectError
+from guiapp.ui.main_window import MainWindow
+from guiapp.ui.theme import THEMES, apply_theme
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="guiapp", description="Open the guiapp workbench.")
+    parser.add_argument("project", nargs="?", type=Path, help="a .gproj project file to open")
+    parser.add_argument(
+        "--smoke",
+        metavar="PNG",
+        type=Path,
+        help="open the window, save a screenshot to PNG and exit (for tests and CI)",
+    )
+    parser.add_argument("--theme", choices=THEMES, help="colour theme (default: last used)")
+    return parser
+
+
+def _application() -> QApplication:
+    QCoreApplication.setOrganizationName("guiapp")
+    QCoreApplication.setApplicationName("guiapp")
+    app = QApplication.instance()
+    if isinstance(app, QApplication):
+        return app
+    return QApplication([sys.argv[0] if sys.argv else "guiapp"])
+
+
+def run_gui(argv: list[str]) -> int:
+    """Run the GUI with ``argv`` (without the program name); returns the exit code."""
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help or a usage error, already printed by argparse
+        return int(exc.code or 0)
+
+    app = _application()
+    theme = args.theme or QSettings().value("ui/theme", "light")
+    apply_theme(app, theme if theme in THEMES else "light")
+
+    project: Project | None = None
+    error: ProjectError | None = None
+    if args.project is not None:
+        try:
+            project = Project.load(args.project)
+        except ProjectError as exc:
+            error = exc
+    if error is not None and args.smoke is not None:
+        print(f"guiapp: {error}", file=sys.stderr)
+        return 2
+
+    window = MainWindow(project)
+    window.show()
+    if args.smoke is not None:
+        return _smoke(app, window, args.smoke)
+    if project is not None:
+        window.remember_recent(project.path)
+    if error is not None:
+        QMessageBox.warning(window, "Cannot open project", str(error))
+    return app.exec()
+
+
+def _smoke(app: QApplication, window: MainWindow, png: Path) -> int:
+    """Let the window lay out and paint, save a screenshot, and go away.
+
+    The window is hidden, not closed: a smoke run asks nothing and writes no settings.
+    """
+    for _ in range(5):
+        app.processEvents()
+    ok = window.grab().save(str(png))
+    window.hide()
+    window.deleteLater()
+    app.processEvents()
+    if not ok:
+        print(f"guiapp: could not write the screenshot {png}; check the folder.", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,54 @@
+"""UI tests run offscreen, with settings in a temporary folder and no blocking dialogs."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import pytest  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
+from PySide6.QtWidgets import QMessageBox  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path: Path) -> Path:
+    """Each test gets its own empty QSettings, never the user's."""
+    folder = tmp_path / "settings"
+    QCoreApplication.setOrganizationName("guiapp")
+    QCoreApplication.setApplicationName("guiapp")
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
+    return folder
+
+
+@dataclass
+class Dialogs:
+    """Message boxes shown during a test, and the answer the next question gets."""
+
+    shown: list[tuple[str, str, str]] = field(default_factory=list)
+    answer: QMessageBox.StandardButton = QMessageBox.StandardButton.Cancel
+
+    def texts(self) -> list[str]:
+        return [text for _, _, text in self.shown]
+
+
+@pytest.fixture(autouse=True)
+def dialogs(monkeypatch: pytest.MonkeyPatch) -> Dialogs:
+    """Replace QMessageBox's modal static functions, which would block an offscreen test."""
+    record = Dialogs()
+
+    def fake(kind: str) -> Any:
+        def show(_parent: object, title: str, text: str, *args: object) -> Any:
+            record.shown.append((kind, title, text))
+            return record.answer
+
+        return staticmethod(show)
+
+    for kind in ("warning", "critical", "information", "question", "about"):
+        monkeypatch.setattr(QMessageBox, kind, fake(kind))
+    return record
