@@ -67,7 +67,7 @@ def test_sharded_layout_and_virtual_datasets(make_dataset: MakeDataset) -> None:
                 assert f["x"].chunks is None and f["x"].compression is None
                 assert int(f.attrs["committed"]) == s.committed
                 n = s.committed
-                assert content_hash(f["x"][:n], f["y"][:n]) == s.sha256
+                assert content_hash(f["x"][:n], f["y"][:n]) == s.content_hash
 
 
 def test_only_committed_rows_are_visible(tmp_path) -> None:

@@ -144,18 +144,18 @@ def check_dataset(
             rep.checked.append(f"NaN/Inf scan of {len(ds)} samples")
         hashed = 0
         for i, s in enumerate(ds.shards):
-            if not s.sha256 or s.committed == 0:
+            if not s.content_hash or s.committed == 0:
                 continue
             if cancelled and cancelled():
                 raise Cancelled()
             x, y = ds.shard_arrays(i)
             got = content_hash(x, y)
             hashed += 1
-            if got != s.sha256:
+            if got != s.content_hash:
                 rep.problems.append(
                     DatasetError(
                         s.path,
-                        f"content hash {got[:12]}… differs from the recorded {s.sha256[:12]}…: its rows changed after it was sealed",
+                        f"content hash {got[:12]}… differs from the recorded {s.content_hash[:12]}…: its rows changed after it was sealed",
                         "Restore the shard from a backup or regenerate the dataset",
                     )
                 )

@@ -85,7 +85,7 @@ class Dataset:
         self.format_version = version
         self.shards: list[ShardMeta] = [self._shard(e) for e in manifest]
         if self.layout == "single" and self.shards:
-            self.complete = bool(self.shards[0].sha256)
+            self.complete = bool(self.shards[0].content_hash)
         counts = [s.committed for s in self.shards]
         self.starts = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
         self._arrays: dict[int, tuple[Any, Any]] = {}
@@ -95,7 +95,7 @@ class Dataset:
         if e["file"] == SINGLE_FILE:
             return read_shard_meta(self.path, expect_uuid=self.uuid)
         path = (self.path.parent / e["file"]).resolve()
-        sealed_here = e["committed"] == e["capacity"] or bool(e.get("sha256"))
+        sealed_here = e["committed"] == e["capacity"] or bool(e.get("content_hash"))
         if not path.exists():
             if e["committed"] == 0 and not sealed_here:
                 # Listed before any row went in (e.g. a job killed right after creating it).
@@ -110,7 +110,7 @@ class Dataset:
                     y_offset=None,
                     compression=self.compression,
                     dataset_uuid=self.uuid,
-                    sha256="",
+                    content_hash="",
                     stats=ShardStats.empty(len(self.class_names)),
                 )
             raise DatasetError(
@@ -131,7 +131,7 @@ class Dataset:
             y_offset=e.get("y_offset"),
             compression=self.compression,
             dataset_uuid=self.uuid,
-            sha256=str(e.get("sha256", "")),
+            content_hash=str(e.get("content_hash", "")),
             stats=ShardStats.from_mapping(e["stats"]),
         )
         check_shard_size(meta)

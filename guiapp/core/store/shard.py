@@ -11,7 +11,6 @@ leaves a shard whose first ``committed`` rows are exactly what was written.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import uuid as uuidlib
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Any
 
 import h5py
 import numpy as np
+import xxhash
 
 from ..errors import DatasetError
 from .format import (
@@ -56,19 +56,23 @@ class ShardStats:
         if x.size == 0:
             return
         flat = x.reshape(-1)
-        if flat.dtype.kind == "f":
+        lo, hi = flat.min(), flat.max()  # NaN or Inf show up here: only then look closer
+        if flat.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
             finite = np.isfinite(flat)
-            bad = int(flat.size - np.count_nonzero(finite))
-            if bad:
-                self.nonfinite += bad
-                flat = flat[finite]
-                if flat.size == 0:
-                    return
-        f64 = flat.astype(np.float64, copy=False)
-        self.value_sum += float(f64.sum())
-        self.value_sumsq += float(np.dot(f64, f64))
-        self.value_min = min(self.value_min, float(f64.min()))
-        self.value_max = max(self.value_max, float(f64.max()))
+            self.nonfinite += int(flat.size - np.count_nonzero(finite))
+            flat = flat[finite]
+            if flat.size == 0:
+                return
+            lo, hi = flat.min(), flat.max()
+        self.value_min = min(self.value_min, float(lo))
+        self.value_max = max(self.value_max, float(hi))
+        self.value_sum += float(flat.sum(dtype=np.float64))
+        # Sum of squares in float32 chunks (BLAS dot), accumulated in float64.
+        work = flat if flat.dtype.kind == "f" and flat.dtype.itemsize >= 4 else None
+        step = 1 << 16
+        for s in range(0, flat.size, step):
+            part = flat[s : s + step] if work is not None else flat[s : s + step].astype(np.float64)
+            self.value_sumsq += float(np.dot(part, part))
 
     def to_attrs(self) -> dict[str, Any]:
         return {
@@ -116,7 +120,7 @@ class ShardMeta:
     y_offset: int | None
     compression: str | None
     dataset_uuid: str
-    sha256: str
+    content_hash: str
     stats: ShardStats = field(repr=False, default_factory=lambda: ShardStats.empty(0))
 
     @property
@@ -131,7 +135,7 @@ class ShardMeta:
             "committed": self.committed,
             "x_offset": self.x_offset,
             "y_offset": self.y_offset,
-            "sha256": self.sha256,
+            "content_hash": self.content_hash,
             "stats": self.stats.to_json(),
         }
 
@@ -189,17 +193,24 @@ def init_commit_attrs(attrs: Any, num_classes: int, dataset_uuid: str) -> None:
     attrs["committed"] = np.int64(0)
     for k, v in ShardStats.empty(num_classes).to_attrs().items():
         attrs[k] = v
-    attrs["sha256"] = np.bytes_(b" " * 64)
+    attrs["content_hash"] = np.bytes_(b" " * 64)
     attrs["dataset_uuid"] = np.bytes_(dataset_uuid.encode("ascii").ljust(36)[:36])
 
 
+HASH_NAME = "xxh3_128"
+
+
 def content_hash(x: np.ndarray, y: np.ndarray) -> str:
-    """sha256 of the rows' bytes: all of ``x`` (C order), then all of ``y``."""
-    h = hashlib.sha256()
+    """``"xxh3_128:<hex>"`` of the rows' bytes: all of ``x`` (C order), then all of ``y``.
+
+    XXH3 runs at memory speed (~15 GB/s here, sha256 ~1.3 GB/s), so sealing a shard
+    costs little next to writing it; it detects corruption, it is not a signature.
+    """
+    h = xxhash.xxh3_128()
     for a in (x, y):
         for s in range(0, len(a), HASH_CHUNK_ROWS):
-            h.update(np.ascontiguousarray(a[s : s + HASH_CHUNK_ROWS]).data)
-    return h.hexdigest()
+            h.update(np.ascontiguousarray(a[s : s + HASH_CHUNK_ROWS]).data.cast("B"))
+    return f"{HASH_NAME}:{h.hexdigest()}"
 
 
 def _open_h5(path: Path, mode: str, *, locking: bool | None = None) -> h5py.File:
@@ -270,7 +281,7 @@ def read_shard_meta(path: Path, *, expect_uuid: str | None = None) -> ShardMeta:
                 "belongs to another dataset (its dataset_uuid differs from the index)",
                 "Remove the stray shard folder or regenerate the dataset",
             )
-        sha = a["sha256"]
+        sha = a["content_hash"]
         sha = (sha.decode("ascii") if isinstance(sha, bytes) else str(sha)).strip()
         meta = ShardMeta(
             path=path,
@@ -283,7 +294,7 @@ def read_shard_meta(path: Path, *, expect_uuid: str | None = None) -> ShardMeta:
             y_offset=y_off,
             compression=compression,
             dataset_uuid=uuid,
-            sha256=sha,
+            content_hash=sha,
             stats=ShardStats.from_mapping(a),
         )
     check_shard_size(meta)
@@ -328,7 +339,7 @@ class ShardWriter:
         self.path = path
         self.num_classes = num_classes
         self.durable = durable
-        self.sha256 = ""
+        self.content_hash = ""
         self._fd: int | None = None
         self._x_off: int | None = None
         self._y_off: int | None = None
@@ -452,13 +463,13 @@ class ShardWriter:
             xs, ys = raw_arrays(
                 self.path, self._x_off, self._y_off, n, self.sample_shape, self.dtype
             )
-            self.sha256 = content_hash(xs, ys)
+            self.content_hash = content_hash(xs, ys)
             del xs, ys
         elif self._f is not None:
-            self.sha256 = content_hash(self._f[X][:n], self._f[Y][:n])
-        self._set_attrs({"sha256": np.bytes_(self.sha256.encode("ascii"))})
+            self.content_hash = content_hash(self._f[X][:n], self._f[Y][:n])
+        self._set_attrs({"content_hash": np.bytes_(self.content_hash.encode("ascii"))})
         self.close()
-        return self.sha256
+        return self.content_hash
 
     def meta(self) -> ShardMeta:
         return ShardMeta(
@@ -472,7 +483,7 @@ class ShardWriter:
             y_offset=self._y_off,
             compression=self.compression,
             dataset_uuid=self.dataset_uuid,
-            sha256=self.sha256,
+            content_hash=self.content_hash,
             stats=ShardStats.from_mapping(self.stats.to_attrs()),
         )
 

@@ -255,7 +255,7 @@ class DatasetWriter:
                 "number": 0,
                 "capacity": h.shard_capacity,
                 "committed": 0,
-                "sha256": "",
+                "content_hash": "",
             }
             attrs = h.to_attrs([], complete=False)
             attrs["shards"] = json.dumps([entry])
