@@ -1,0 +1,98 @@
+"""Cheap on-the-fly augmentation of 2D samples inside the pipeline (flips, rot90, noise).
+
+Offline augmentation that is written into a dataset lives in ``guiapp.core.generate``;
+this one runs per batch while training, identically seeded by (seed, epoch, batch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class AugmentSpec:
+    flip_h: bool = False
+    flip_v: bool = False
+    rot90: bool = False  # square samples only
+    noise_std: float = 0.0
+
+    @property
+    def active(self) -> bool:
+        return self.flip_h or self.flip_v or self.rot90 or self.noise_std > 0
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any] | None) -> AugmentSpec:
+        d = dict(d or {})
+        unknown = set(d) - {"flip_h", "flip_v", "rot90", "noise_std"}
+        if unknown:
+            raise ValueError(
+                f"unknown on-the-fly augmentation {sorted(unknown)}: use flip_h, flip_v, rot90, noise_std"
+            )
+        spec = cls(**d)
+        if spec.noise_std < 0:
+            raise ValueError(f"noise_std must be >= 0, got {spec.noise_std}")
+        return spec
+
+    def check_shape(self, sample_shape: tuple[int, ...]) -> None:
+        if not self.active:
+            return
+        if len(sample_shape) < 2 and (self.flip_h or self.flip_v or self.rot90):
+            raise ValueError(f"flips and rot90 need 2D samples; these are {sample_shape}")
+        if self.rot90 and sample_shape[0] != sample_shape[1]:
+            raise ValueError(
+                f"rot90 needs square samples; these are {sample_shape[0]}x{sample_shape[1]}"
+            )
+
+
+def augment_numpy(x: np.ndarray, spec: AugmentSpec, rng: np.random.Generator) -> np.ndarray:
+    """Augment a batch ``(n, H, W, ...)``; returns a new array."""
+    x = np.array(x, copy=True)
+    n = len(x)
+    if spec.flip_h:
+        m = rng.random(n) < 0.5
+        x[m] = x[m][:, :, ::-1]
+    if spec.flip_v:
+        m = rng.random(n) < 0.5
+        x[m] = x[m][:, ::-1]
+    if spec.rot90:
+        k = rng.integers(0, 4, n)
+        for r in (1, 2, 3):
+            m = k == r
+            if m.any():
+                x[m] = np.rot90(x[m], r, axes=(1, 2))
+    if spec.noise_std > 0 and x.dtype.kind == "f":
+        x += rng.normal(0.0, spec.noise_std, size=x.shape).astype(x.dtype)
+    return x
+
+
+def augment_tf(x: Any, spec: AugmentSpec, seed: Any) -> Any:
+    """The same operations in TensorFlow ops, seeded statelessly by ``seed`` (shape [2])."""
+    import tensorflow as tf
+
+    n = tf.shape(x)[0]
+    rank = len(x.shape)
+
+    def mask(i: int) -> Any:
+        u = tf.random.stateless_uniform([n], seed=seed + tf.constant([0, i], tf.int64))
+        return tf.reshape(u < 0.5, [-1] + [1] * (rank - 1))
+
+    if spec.flip_h:
+        x = tf.where(mask(1), tf.reverse(x, [2]), x)
+    if spec.flip_v:
+        x = tf.where(mask(2), tf.reverse(x, [1]), x)
+    if spec.rot90:
+        perm = [0, 2, 1, *range(3, rank)]
+        rot = tf.reverse(tf.transpose(x, perm), [1])  # 90 degrees
+        x = tf.where(mask(3), rot, x)
+        x = tf.where(mask(4), tf.reverse(x, [1, 2]), x)  # + 180 -> all four
+    if spec.noise_std > 0 and x.dtype.is_floating:
+        x = x + tf.random.stateless_normal(
+            tf.shape(x),
+            seed=seed + tf.constant([0, 5], tf.int64),
+            stddev=spec.noise_std,
+            dtype=x.dtype,
+        )
+    return x

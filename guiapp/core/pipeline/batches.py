@@ -1,0 +1,234 @@
+"""``BatchPipeline``: shuffled batches of one dataset split, as numpy (here) or tf.data.
+
+>>> p = BatchPipeline("cells.h5", batch_size=512, split="train", splits=SplitSpec(val=0.1))
+>>> for x, y in p.numpy_batches(epoch=0):   # no TensorFlow needed
+...     ...
+>>> ds = p.tf_dataset(epochs=range(0, 10))   # for Keras (see tfdata.py)
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from ..store import Dataset
+from .augment import AugmentSpec, augment_numpy
+from .plan import EpochPlan, ReadPlan, SplitSpec
+from .window import WindowReader
+
+
+class BatchPipeline:
+    """Reads one dataset as batches following a ``ReadPlan``."""
+
+    def __init__(
+        self,
+        dataset: str | os.PathLike[str] | Dataset,
+        *,
+        batch_size: int = 512,
+        split: str = "all",
+        splits: SplitSpec | None = None,
+        seed: int = 0,
+        block_rows: int = 1024,
+        window_blocks: int = 8,
+        chunk_rows: int = 32,
+        worker: int = 0,
+        workers: int = 1,
+        shuffle: bool = True,
+        drop_remainder: bool = False,
+        dtype: Any = None,
+        augment: AugmentSpec | None = None,
+        class_weights: str | list[float] | None = None,
+        threads: int = 2,
+        prefetch: int = 8,
+        use_pread: bool | None = None,
+    ) -> None:
+        self.ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
+        self.plan = ReadPlan(
+            rows=len(self.ds),
+            batch_size=batch_size,
+            block_rows=block_rows,
+            window_blocks=window_blocks,
+            chunk_rows=chunk_rows,
+            seed=seed,
+            split=split,
+            splits=splits or SplitSpec(seed=seed),
+            worker=worker,
+            workers=workers,
+            shuffle=shuffle,
+            drop_remainder=drop_remainder,
+        )
+        self.out_dtype = np.dtype(dtype) if dtype is not None else self.ds.dtype
+        self.augment = augment or AugmentSpec()
+        self.threads = max(1, threads)
+        self.prefetch = max(1, prefetch)  # batches tf.data keeps ready
+        self.reader = WindowReader(self.ds, use_pread=use_pread, pool_buffers=6 + 2 * self.threads)
+        self.weights = self._class_weights(class_weights)
+        self._epochs: OrderedDict[int, EpochPlan] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # -- plan ---------------------------------------------------------------------------
+    def epoch_plan(self, epoch: int) -> EpochPlan:
+        with self._lock:
+            ep = self._epochs.get(epoch)
+            if ep is None:
+                ep = self.plan.epoch(epoch)
+                self._epochs[epoch] = ep
+                while len(self._epochs) > 2:
+                    self._epochs.popitem(last=False)
+            return ep
+
+    @property
+    def batches_per_epoch(self) -> int:
+        return self.epoch_plan(0).num_batches
+
+    @property
+    def rows_per_epoch(self) -> int:
+        return self.epoch_plan(0).rows_used
+
+    def _class_weights(self, spec: str | list[float] | None) -> np.ndarray | None:
+        if spec is None:
+            return None
+        if isinstance(spec, str):
+            if spec != "balanced":
+                raise ValueError(f"class_weights {spec!r}: use 'balanced' or a list of numbers")
+            counts = self.ds.class_counts.astype(np.float64)
+            w = np.where(counts > 0, counts.sum() / (len(counts) * np.maximum(counts, 1)), 0.0)
+            return w.astype(np.float32)
+        w = np.asarray(spec, dtype=np.float32)
+        if w.shape != (self.ds.num_classes,):
+            raise ValueError(
+                f"class_weights has {w.size} values; the dataset has {self.ds.num_classes} classes"
+            )
+        return w
+
+    # -- windows ------------------------------------------------------------------------
+    def read_window(self, epoch: int, w: int, skip: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """Window ``w`` of ``epoch``, shuffled, from its row ``skip`` on (views of pooled buffers)."""
+        ep = self.epoch_plan(epoch)
+        src, dest, length = ep.window_runs(w)
+        rows = int(length.sum())
+        x, y = self.reader.buffers(rows)
+        self.reader.read_runs(src, dest, length, x, y)
+        return x[skip:], y[skip:]
+
+    # -- numpy batches ------------------------------------------------------------------
+    def numpy_batches(
+        self, epoch: int = 0, start_batch: int = 0, prefetch: int = 2
+    ) -> Iterator[tuple[np.ndarray, ...]]:
+        """Yield ``(x, y)`` (or ``(x, y, weight)``) batches of one epoch, without TensorFlow.
+
+        Windows are read ahead by a thread pool; a yielded batch is valid until the next one
+        is requested (copy it to keep it).
+        """
+        ep = self.epoch_plan(epoch)
+        w0, skip = ep.locate_batch(start_batch)
+        bs = self.plan.batch_size
+        remaining = ep.rows_used - start_batch * bs
+        if remaining <= 0:
+            return
+        carry_x: list[np.ndarray] = []
+        carry_y: list[np.ndarray] = []
+        carried = 0
+        batch_no = start_batch
+        with ThreadPoolExecutor(self.threads, thread_name_prefix="guiapp-read") as pool:
+            pending: list[Future[tuple[np.ndarray, np.ndarray]]] = []
+            nxt = w0
+
+            def fill() -> None:
+                nonlocal nxt
+                while nxt < ep.num_windows and len(pending) < prefetch + self.threads:
+                    pending.append(
+                        pool.submit(self.read_window, epoch, nxt, skip if nxt == w0 else 0)
+                    )
+                    nxt += 1
+
+            fill()
+            while pending and remaining > 0:
+                x, y = pending.pop(0).result()
+                fill()
+                at = 0
+                while at < len(x) and remaining > 0:
+                    want = min(bs, remaining + carried)
+                    if carried == 0 and len(x) - at >= want:  # a whole batch inside the window
+                        bx, by = x[at : at + want], y[at : at + want]
+                        at += want
+                        remaining -= want
+                    else:  # a batch that runs across windows
+                        take = min(want - carried, len(x) - at)
+                        carry_x.append(x[at : at + take].copy())
+                        carry_y.append(y[at : at + take].copy())
+                        carried += take
+                        at += take
+                        remaining -= take
+                        if carried < want:
+                            continue
+                        bx, by = np.concatenate(carry_x), np.concatenate(carry_y)
+                        carry_x, carry_y, carried = [], [], 0
+                    yield self._finish(bx, by, epoch, batch_no)
+                    batch_no += 1
+            for f in pending:
+                f.cancel()
+
+    def _finish(
+        self, x: np.ndarray, y: np.ndarray, epoch: int, batch: int
+    ) -> tuple[np.ndarray, ...]:
+        if x.dtype != self.out_dtype:
+            x = x.astype(self.out_dtype)
+        if self.augment.active:
+            x = augment_numpy(
+                x, self.augment, np.random.default_rng([self.plan.seed, epoch, batch, 0xA6])
+            )
+        if self.weights is not None:
+            return x, y, self.weights[y]
+        return x, y
+
+    # -- tf.data ----------------------------------------------------------------------------
+    def tf_dataset(
+        self, epochs: range | int = 1, start_batch: int = 0, x_shape: tuple[int, ...] | None = None
+    ) -> Any:
+        """A ``tf.data.Dataset`` of batches for these epochs (imports TensorFlow)."""
+        from .tfdata import build_tf_dataset
+
+        if isinstance(epochs, int):
+            epochs = range(epochs)
+        return build_tf_dataset(self, epochs, start_batch, x_shape)
+
+    def close(self) -> None:
+        self.reader.close()
+        self.ds.close()
+
+
+class WaitMeter:
+    """Measures how long the consumer waits for the next batch (the input-bound fraction)."""
+
+    def __init__(self) -> None:
+        self.wait_s = 0.0
+        self.start = time.perf_counter()
+        self.batches = 0
+
+    def wrap(self, it: Iterator[Any]) -> Iterator[Any]:
+        while True:
+            t = time.perf_counter()
+            try:
+                item = next(it)
+            except StopIteration:
+                return
+            self.wait_s += time.perf_counter() - t
+            self.batches += 1
+            yield item
+
+    def fraction(self) -> float:
+        total = time.perf_counter() - self.start
+        return self.wait_s / total if total > 0 else 0.0
+
+    def reset(self) -> None:
+        self.wait_s = 0.0
+        self.batches = 0
+        self.start = time.perf_counter()

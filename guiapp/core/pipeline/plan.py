@@ -1,0 +1,201 @@
+"""Which rows an epoch reads, in which order: blocks, splits, workers, windows, chunks.
+
+Everything here is arithmetic on block ids (no I/O, no TensorFlow), a pure function of
+(dataset length, config, seed, epoch), so any process can recompute any part of any epoch.
+
+- A block is ``block_rows`` consecutive rows of the dataset: block ``b`` holds rows
+  ``[b*B, min((b+1)*B, n))``.
+- Each block belongs to a split (train/val/test) or a fold by a seeded hash of its id,
+  so splits need no index arrays and reads stay contiguous.
+- Each epoch permutes the selected blocks with ``(seed, epoch)``; worker ``i`` of ``W`` takes
+  every ``W``-th block of that order; consecutive groups of ``window_blocks`` blocks form a
+  window.
+- Inside a window, blocks are cut into chunks of ``chunk_rows`` rows and the chunks are
+  permuted with ``(seed, epoch, worker, window)``; with ``chunk_rows=1`` this is a full row
+  shuffle across the window. The window's rows, concatenated in that order, are cut into
+  batches; batches run on across windows, so every selected row appears exactly once per
+  epoch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SPLITS = ("train", "val", "test", "all")
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+
+
+def splitmix64(x: np.ndarray) -> np.ndarray:
+    """A fast, well-mixed 64-bit hash (vectorised; wraps around as intended)."""
+    with np.errstate(over="ignore"):
+        z = x.astype(np.uint64) + _GOLD
+        z = (z ^ (z >> np.uint64(30))) * _M1
+        z = (z ^ (z >> np.uint64(27))) * _M2
+        return z ^ (z >> np.uint64(31))
+
+
+def block_uniform(block_ids: np.ndarray, seed: int, stream: int = 0) -> np.ndarray:
+    """A uniform number in [0, 1) per block id, fixed by (seed, stream)."""
+    with np.errstate(over="ignore"):
+        key = splitmix64(np.array([seed * 2 + stream], dtype=np.uint64))[0]
+        h = splitmix64(block_ids.astype(np.uint64) ^ key)
+    return (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+
+
+@dataclass(frozen=True)
+class SplitSpec:
+    """How blocks are assigned to splits. ``folds > 0`` turns ``val`` into fold ``fold``."""
+
+    val: float = 0.1
+    test: float = 0.0
+    folds: int = 0
+    fold: int = 0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not (0.0 <= self.val < 1.0 and 0.0 <= self.test < 1.0 and self.val + self.test < 1.0):
+            raise ValueError(
+                f"split fractions val={self.val} test={self.test} must be >= 0 and sum below 1"
+            )
+        if self.folds < 0 or self.folds == 1 or (self.folds and not 0 <= self.fold < self.folds):
+            raise ValueError(
+                f"fold {self.fold} of {self.folds} folds: use folds >= 2 and 0 <= fold < folds"
+            )
+
+    def assign(self, block_ids: np.ndarray) -> np.ndarray:
+        """Split code per block: 0 train, 1 val, 2 test."""
+        u = block_uniform(block_ids, self.seed, 0)
+        out = np.zeros(len(block_ids), dtype=np.int8)
+        test = u < self.test
+        if self.folds:
+            fold = np.floor(block_uniform(block_ids, self.seed, 1) * self.folds).astype(np.int64)
+            out[fold == self.fold] = 1
+        else:
+            out[(u >= self.test) & (u < self.test + self.val)] = 1
+        out[test] = 2
+        return out
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    """The geometry of reading one dataset: fixed for a whole training run."""
+
+    rows: int  # rows in the dataset
+    batch_size: int
+    block_rows: int = 1024
+    window_blocks: int = 16
+    chunk_rows: int = 32
+    seed: int = 0
+    split: str = "all"
+    splits: SplitSpec = SplitSpec()
+    worker: int = 0
+    workers: int = 1
+    shuffle: bool = True
+    drop_remainder: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("batch_size", "block_rows", "window_blocks", "chunk_rows", "workers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.split not in SPLITS:
+            raise ValueError(f"split {self.split!r} is not one of {', '.join(SPLITS)}")
+        if not 0 <= self.worker < self.workers:
+            raise ValueError(f"worker {self.worker} is not in 0..{self.workers - 1}")
+
+    # -- blocks ------------------------------------------------------------------------
+    @property
+    def num_blocks(self) -> int:
+        return -(-self.rows // self.block_rows)
+
+    def block_lengths(self, blocks: np.ndarray) -> np.ndarray:
+        start = blocks.astype(np.int64) * self.block_rows
+        return np.minimum(self.block_rows, self.rows - start)
+
+    def selected_blocks(self) -> np.ndarray:
+        """Block ids of this plan's split (all workers), in id order."""
+        ids = np.arange(self.num_blocks, dtype=np.int64)
+        if self.split == "all":
+            return ids
+        code = {"train": 0, "val": 1, "test": 2}[self.split]
+        selected: np.ndarray = ids[self.splits.assign(ids) == code]
+        return selected
+
+    def epoch_blocks(self, epoch: int) -> np.ndarray:
+        """This worker's blocks in this epoch's order."""
+        ids = self.selected_blocks()
+        if self.shuffle:
+            ids = np.random.default_rng([self.seed, epoch, 0x51]).permutation(ids)
+        return ids[self.worker :: self.workers]
+
+    # -- windows -----------------------------------------------------------------------
+    def epoch(self, epoch: int) -> EpochPlan:
+        return EpochPlan(self, epoch)
+
+
+class EpochPlan:
+    """One worker's epoch: windows of blocks, their sizes, and where each batch starts."""
+
+    def __init__(self, plan: ReadPlan, epoch: int) -> None:
+        self.plan = plan
+        self.epoch = epoch
+        self.blocks = plan.epoch_blocks(epoch)
+        self.lengths = plan.block_lengths(self.blocks)
+        k = plan.window_blocks
+        self.num_windows = -(-len(self.blocks) // k)
+        sizes = (
+            np.add.reduceat(self.lengths, np.arange(0, len(self.blocks), k))
+            if len(self.blocks)
+            else np.zeros(0, np.int64)
+        )
+        self.window_starts = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+        self.rows = int(self.window_starts[-1])
+
+    @property
+    def num_batches(self) -> int:
+        bs = self.plan.batch_size
+        return self.rows // bs if self.plan.drop_remainder else -(-self.rows // bs)
+
+    @property
+    def rows_used(self) -> int:
+        """Rows the batches of this epoch hold (fewer with drop_remainder)."""
+        return self.num_batches * self.plan.batch_size if self.plan.drop_remainder else self.rows
+
+    def window_blocks(self, w: int) -> tuple[np.ndarray, np.ndarray]:
+        k = self.plan.window_blocks
+        return self.blocks[w * k : (w + 1) * k], self.lengths[w * k : (w + 1) * k]
+
+    def locate_batch(self, batch: int) -> tuple[int, int]:
+        """Batch index -> (window, first row inside that window's shuffled rows)."""
+        pos = batch * self.plan.batch_size
+        if pos >= self.rows:
+            return self.num_windows, 0
+        w = int(np.searchsorted(self.window_starts, pos, side="right")) - 1
+        return w, int(pos - self.window_starts[w])
+
+    def window_runs(self, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The copy plan of window ``w``: runs of rows ``(src_row, dest_row, length)``.
+
+        ``src_row`` is a dataset row, ``dest_row`` a row of the window's buffer. Runs are
+        sorted by source row, so each block is one contiguous read scattered to its chunks.
+        """
+        blocks, lengths = self.window_blocks(w)
+        c = self.plan.chunk_rows
+        per_block = -(-lengths // c)
+        owner = np.repeat(np.arange(len(blocks)), per_block)
+        first = np.concatenate([[0], np.cumsum(per_block)])[:-1]
+        index_in_block = np.arange(len(owner)) - np.repeat(first, per_block)
+        src = blocks[owner].astype(np.int64) * self.plan.block_rows + index_in_block * c
+        length = np.minimum(c, lengths[owner] - index_in_block * c)
+        if self.plan.shuffle:
+            rng = np.random.default_rng([self.plan.seed, self.epoch, self.plan.worker, w, 0xC4])
+            order = rng.permutation(len(src))
+        else:
+            order = np.arange(len(src))
+        dest = np.empty(len(src), dtype=np.int64)
+        dest[order] = np.concatenate([[0], np.cumsum(length[order])])[:-1]
+        by_src = np.argsort(src, kind="stable")
+        return src[by_src], dest[by_src], length[by_src]

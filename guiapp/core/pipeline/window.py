@@ -1,0 +1,223 @@
+"""``WindowReader``: fill a window's buffers with the rows an ``EpochPlan`` asks for.
+
+Fast path (uncompressed shards, POSIX): one ``os.preadv`` per block scatters its bytes
+straight into the shuffled positions of the window buffer: one copy from the page cache,
+no h5py, no global lock, the GIL released while the kernel copies, so several threads read
+at once. Other shards (compressed, or a platform without ``preadv``) go through the
+dataset's arrays (memmap or h5py) and a numpy scatter.
+
+Window buffers are 64-byte aligned, so TensorFlow adopts them without a copy, and they
+come from a small pool that reuses a buffer once nothing else refers to it (so steady
+state touches no fresh pages).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any
+
+import numpy as np
+
+from ..store import Dataset
+from ..store.format import LABEL_DTYPE
+
+IOV_MAX = 1024
+HAVE_PREADV = hasattr(os, "preadv")
+ALIGN = 64
+
+
+class AlignedPool:
+    """Aligned byte buffers, reused once no array refers to them any more.
+
+    ``take`` hands out a new view of a pooled buffer; while that view (or anything derived
+    from it, such as a TensorFlow tensor adopting it) is alive, the buffer is busy.
+    """
+
+    def __init__(self, max_buffers: int = 8) -> None:
+        self.max_buffers = max_buffers
+        self._buffers: dict[int, list[tuple[np.ndarray, int]]] = {}
+        self._lock = threading.Lock()
+        self.allocated_bytes = 0
+
+    def take(self, nbytes: int) -> np.ndarray:
+        with self._lock:
+            entries = self._buffers.setdefault(nbytes, [])
+            for raw, off in entries:
+                # Free: referenced only by the pool's tuple, this loop and getrefcount.
+                if sys.getrefcount(raw) <= 3:
+                    return raw[off : off + nbytes]
+            raw = np.empty(nbytes + ALIGN, np.uint8)
+            off = (-raw.ctypes.data) % ALIGN
+            if len(entries) < self.max_buffers:
+                entries.append((raw, off))
+                self.allocated_bytes += nbytes + ALIGN
+            return raw[off : off + nbytes]
+
+
+class WindowReader:
+    """Reads runs of rows of one dataset into window buffers."""
+
+    def __init__(
+        self, dataset: Dataset, *, use_pread: bool | None = None, pool_buffers: int = 8
+    ) -> None:
+        self.ds = dataset
+        self.row_bytes = dataset.row_nbytes
+        self.sample_shape = dataset.sample_shape
+        self.dtype = dataset.dtype
+        self.starts = dataset.starts
+        raw_ok = all(s.x_offset is not None or s.committed == 0 for s in dataset.shards)
+        self.use_pread = (
+            HAVE_PREADV and raw_ok if use_pread is None else (use_pread and HAVE_PREADV and raw_ok)
+        )
+        self.use_mmap = raw_ok and not self.use_pread
+        self._fds: dict[int, int] = {}
+        self._fd_lock = threading.Lock()
+        self._arrays_lock = threading.Lock()  # h5py-backed shards: one reader at a time
+        self.pool = AlignedPool(pool_buffers)
+
+    def _fd(self, k: int) -> int:
+        fd = self._fds.get(k)
+        if fd is None:
+            with self._fd_lock:
+                fd = self._fds.get(k)
+                if fd is None:
+                    fd = os.open(self.ds.shards[k].path, os.O_RDONLY)
+                    self._fds[k] = fd
+        return fd
+
+    def close(self) -> None:
+        with self._fd_lock:
+            for fd in self._fds.values():
+                os.close(fd)
+            self._fds.clear()
+
+    def buffers(self, rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """Fresh-or-reused aligned ``(x, y)`` arrays for ``rows`` rows."""
+        xb = self.pool.take(rows * self.row_bytes)
+        yb = self.pool.take(rows * LABEL_DTYPE.itemsize)
+        return xb.view(self.dtype).reshape((rows, *self.sample_shape)), yb.view(LABEL_DTYPE)
+
+    def read_runs(
+        self, src: np.ndarray, dest: np.ndarray, length: np.ndarray, x: np.ndarray, y: np.ndarray
+    ) -> None:
+        """Copy dataset rows ``src[i]:src[i]+length[i]`` to buffer rows ``dest[i]:...``."""
+        src, dest, length = _split_at_shards(src, dest, length, self.starts)
+        shard = np.searchsorted(self.starts, src, side="right") - 1
+        # Groups of runs that are contiguous in the source and in one shard: one read each.
+        brk = np.ones(len(src), dtype=bool)
+        if len(src) > 1:
+            brk[1:] = (src[:-1] + length[:-1] != src[1:]) | (shard[:-1] != shard[1:])
+        idx = np.flatnonzero(brk)
+        bounds = np.append(idx, len(src))
+        for g in range(len(idx)):
+            a, b = int(bounds[g]), int(bounds[g + 1])
+            k = int(shard[a])
+            local = int(src[a] - self.starts[k])
+            if self.use_mmap:
+                self._copy_mmap(k, local, src[a:b] - src[a], dest[a:b], length[a:b], x, y)
+            elif self.use_pread:
+                for s in range(a, b, IOV_MAX):
+                    e = min(b, s + IOV_MAX)
+                    first = local + int(src[s] - src[a])
+                    self._preadv(k, first, dest[s:e], length[s:e], x, y)
+            else:
+                self._copy_arrays(k, local, dest[a:b], length[a:b], x, y)
+
+    def _preadv(
+        self,
+        k: int,
+        first_row: int,
+        dest: np.ndarray,
+        length: np.ndarray,
+        x: np.ndarray,
+        y: np.ndarray,
+    ) -> None:
+        meta = self.ds.shards[k]
+        fd = self._fd(k)
+        assert meta.x_offset is not None and meta.y_offset is not None
+        for buf, off, rb in (
+            (x, meta.x_offset, self.row_bytes),
+            (y, meta.y_offset, LABEL_DTYPE.itemsize),
+        ):
+            mv = buf.reshape(-1).view(np.uint8).data
+            d = (dest * rb).tolist()
+            n = (length * rb).tolist()
+            iov = [mv[s : s + m] for s, m in zip(d, n, strict=True)]
+            want = sum(n)
+            pos = off + first_row * rb
+            got = os.preadv(fd, iov, pos)
+            if got != want:  # short read: finish it the slow, exact way
+                _finish_short_read(fd, iov, pos, got)
+            del iov, mv
+
+    def _copy_mmap(
+        self,
+        k: int,
+        local: int,
+        offs: np.ndarray,
+        dest: np.ndarray,
+        length: np.ndarray,
+        x: np.ndarray,
+        y: np.ndarray,
+    ) -> None:
+        xs, ys = self.ds.shard_arrays(k)
+        for o, d, n in zip((offs + local).tolist(), dest.tolist(), length.tolist(), strict=True):
+            x[d : d + n] = xs[o : o + n]
+            y[d : d + n] = ys[o : o + n]
+
+    def _copy_arrays(
+        self, k: int, local: int, dest: np.ndarray, length: np.ndarray, x: np.ndarray, y: np.ndarray
+    ) -> None:
+        total = int(length.sum())
+        with self._arrays_lock:
+            xs, ys = self.ds.shard_arrays(k)
+            xsrc = np.asarray(xs[local : local + total])
+            ysrc = np.asarray(ys[local : local + total])
+        rows = np.concatenate(
+            [np.arange(d, d + n) for d, n in zip(dest.tolist(), length.tolist(), strict=True)]
+        )
+        x[rows] = xsrc
+        y[rows] = ysrc
+
+
+def _split_at_shards(
+    src: np.ndarray, dest: np.ndarray, length: np.ndarray, starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cut runs that cross a shard boundary into pieces that do not."""
+    k = np.searchsorted(starts, src, side="right") - 1
+    end = starts[np.minimum(k + 1, len(starts) - 1)]
+    cross = src + length > end
+    if not cross.any():
+        return src, dest, length
+    out_s: list[int] = []
+    out_d: list[int] = []
+    out_n: list[int] = []
+    for s, d, n in zip(src.tolist(), dest.tolist(), length.tolist(), strict=True):
+        while n > 0:
+            kk = int(np.searchsorted(starts, s, side="right")) - 1
+            m = min(n, int(starts[kk + 1]) - s)
+            out_s.append(s)
+            out_d.append(d)
+            out_n.append(m)
+            s, d, n = s + m, d + m, n - m
+    return np.array(out_s, np.int64), np.array(out_d, np.int64), np.array(out_n, np.int64)
+
+
+def _finish_short_read(fd: int, iov: list[Any], pos: int, got: int) -> None:
+    for v in iov:
+        size = len(v)
+        if got >= size:
+            got -= size
+            pos += size
+            continue
+        view = v[got:]
+        pos += got
+        got = 0
+        while len(view):
+            n = os.preadv(fd, [view], pos)
+            if n <= 0:
+                raise OSError(f"unexpected end of file while reading rows (fd {fd}, offset {pos})")
+            view = view[n:]
+            pos += n
