@@ -42,6 +42,7 @@ class BatchPipeline:
         workers: int = 1,
         shuffle: bool = True,
         drop_remainder: bool = False,
+        fraction: float = 1.0,
         dtype: Any = None,
         augment: AugmentSpec | None = None,
         class_weights: str | list[float] | None = None,
@@ -63,6 +64,7 @@ class BatchPipeline:
             workers=workers,
             shuffle=shuffle,
             drop_remainder=drop_remainder,
+            fraction=fraction,
         )
         self.out_dtype = np.dtype(dtype) if dtype is not None else self.ds.dtype
         self.augment = augment or AugmentSpec()

@@ -96,8 +96,12 @@ class ReadPlan:
     workers: int = 1
     shuffle: bool = True
     drop_remainder: bool = False
+    #: Use only this fraction of the split's blocks (a data-scaling curve), chosen by hash.
+    fraction: float = 1.0
 
     def __post_init__(self) -> None:
+        if not 0.0 < self.fraction <= 1.0:
+            raise ValueError(f"fraction must be in (0, 1], got {self.fraction}")
         for name in ("batch_size", "block_rows", "window_blocks", "chunk_rows", "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -118,11 +122,15 @@ class ReadPlan:
     def selected_blocks(self) -> np.ndarray:
         """Block ids of this plan's split (all workers), in id order."""
         ids = np.arange(self.num_blocks, dtype=np.int64)
-        if self.split == "all":
-            return ids
-        code = {"train": 0, "val": 1, "test": 2}[self.split]
-        selected: np.ndarray = ids[self.splits.assign(ids) == code]
-        return selected
+        if self.split != "all":
+            code = {"train": 0, "val": 1, "test": 2}[self.split]
+            ids = ids[self.splits.assign(ids) == code]
+        if self.fraction < 1.0:
+            keep = block_uniform(ids, self.splits.seed, 2) < self.fraction
+            if not keep.any() and len(ids):
+                keep[np.argmin(block_uniform(ids, self.splits.seed, 2))] = True
+            ids = ids[keep]
+        return ids
 
     def epoch_blocks(self, epoch: int) -> np.ndarray:
         """This worker's blocks in this epoch's order."""

@@ -163,10 +163,12 @@ class Dataset:
             total[: len(c)] += c
         return total
 
-    def value_stats(self) -> dict[str, float]:
+    def value_stats(self) -> dict[str, float | None]:
         n = len(self) * int(np.prod(self.sample_shape))
         st = [s.stats for s in self.shards]
         bad = sum(s.nonfinite for s in st)
+        if any(np.isnan(s.value_sum) for s in st):  # written with value statistics off
+            return {"mean": None, "std": None, "min": None, "max": None, "nonfinite": float(bad)}
         good = max(1, n - bad)
         total = sum(s.value_sum for s in st)
         mean = total / good

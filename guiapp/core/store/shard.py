@@ -49,10 +49,13 @@ class ShardStats:
     def empty(cls, num_classes: int) -> ShardStats:
         return cls(class_counts=np.zeros(num_classes, dtype=np.int64))
 
-    def update(self, x: np.ndarray, y: np.ndarray) -> None:
+    def update(self, x: np.ndarray, y: np.ndarray, values: bool = True) -> None:
         self.class_counts += np.bincount(y, minlength=len(self.class_counts))[
             : len(self.class_counts)
         ]
+        if not values:  # counts only: value statistics are marked "not recorded"
+            self.value_sum = self.value_sumsq = float("nan")
+            return
         if x.size == 0:
             return
         flat = x.reshape(-1)
@@ -340,6 +343,7 @@ class ShardWriter:
         self.num_classes = num_classes
         self.durable = durable
         self.content_hash = ""
+        self.value_stats = True
         self._fd: int | None = None
         self._x_off: int | None = None
         self._y_off: int | None = None
@@ -377,6 +381,7 @@ class ShardWriter:
         compression: str | None = None,
         durable: bool = False,
         header_attrs: dict[str, Any] | None = None,
+        value_stats: bool = True,
     ) -> ShardWriter:
         """Create the shard complete under a temporary name, rename it into place, open it."""
         path = Path(path)
@@ -407,7 +412,9 @@ class ShardWriter:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
             raise
-        return cls(path, num_classes, durable)
+        w = cls(path, num_classes, durable)
+        w.value_stats = value_stats
+        return w
 
     @property
     def free(self) -> int:
@@ -427,7 +434,7 @@ class ShardWriter:
         elif self._f is not None:
             self._f[X][a : a + n] = x
             self._f[Y][a : a + n] = y
-        self.stats.update(x, y)
+        self.stats.update(x, y, self.value_stats)
         self.written = a + n
         return n
 

@@ -1,0 +1,226 @@
+"""A generation job's configuration, and the rows of shard k as a pure function of it.
+
+``GenConfig.to_json()`` is the canonical config: it fixes every byte the job writes, so
+the dataset's uuid is derived from it and ``--resume`` insists on it. Shard ``k`` is
+generated from ``numpy.random.default_rng([seed, k])`` in chunks whose size depends only
+on the config, so no worker count or assignment can change its content.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid as uuidlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import UserError
+from ..store.format import SAMPLE_DTYPES, row_nbytes
+from . import kmer1d, patterns2d, user
+from .augment import Augmenter
+
+BUILTIN = {"patterns2d": patterns2d, "kmer1d": kmer1d}
+BUILTIN_DEFAULTS = {
+    "patterns2d": {"shape": (25, 25), "dtype": "float32"},
+    "kmer1d": {"shape": (126,), "dtype": "uint16"},
+}
+#: Bumped whenever a built-in generator's output for the same config changes.
+ALGORITHM_VERSION = 1
+CHUNK_BYTES = 16 << 20
+UUID_NAMESPACE = uuidlib.UUID("6c1b1a52-8f0e-4f0e-9a64-3f1c2f7b9d10")
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class GenConfig:
+    generator: str  # "patterns2d", "kmer1d", or "file"
+    n: int
+    classes: int
+    sample_shape: tuple[int, ...]
+    dtype: str
+    seed: int
+    shard_rows: int
+    params: dict[str, Any] = field(default_factory=dict)
+    augment: dict[str, Any] | None = None
+    class_names: list[str] = field(default_factory=list)
+    file: str | None = None
+    file_sha256: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "generator": self.generator,
+            "file": self.file,
+            "file_sha256": self.file_sha256,
+            "n": self.n,
+            "classes": self.classes,
+            "class_names": list(self.class_names),
+            "sample_shape": list(self.sample_shape),
+            "dtype": self.dtype,
+            "seed": self.seed,
+            "shard_rows": self.shard_rows,
+            "params": self.params,
+            "augment": self.augment,
+            "algorithm": ALGORITHM_VERSION,
+            "numpy": ".".join(np.__version__.split(".")[:2]),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> GenConfig:
+        return cls(
+            generator=d["generator"],
+            n=int(d["n"]),
+            classes=int(d["classes"]),
+            sample_shape=tuple(int(s) for s in d["sample_shape"]),
+            dtype=str(d["dtype"]),
+            seed=int(d["seed"]),
+            shard_rows=int(d["shard_rows"]),
+            params=dict(d["params"]),
+            augment=d["augment"],
+            class_names=list(d["class_names"]),
+            file=d["file"],
+            file_sha256=d["file_sha256"],
+        )
+
+    @property
+    def uuid(self) -> str:
+        return str(uuidlib.uuid5(UUID_NAMESPACE, canonical_json(self.to_json())))
+
+    @property
+    def num_shards(self) -> int:
+        return max(1, math.ceil(self.n / self.shard_rows))
+
+    def rows_of(self, k: int) -> int:
+        return max(0, min(self.shard_rows, self.n - k * self.shard_rows))
+
+    @property
+    def chunk_rows(self) -> int:
+        """Rows generated per call: about CHUNK_BYTES, a multiple of the augment copies."""
+        per = max(1, row_nbytes(self.sample_shape, np.dtype(self.dtype)))
+        rows = int(min(16384, max(256, CHUNK_BYTES // per)))
+        copies = int((self.augment or {}).get("copies", 1))
+        return max(copies, rows - rows % copies)
+
+
+def resolve_config(
+    generator: str,
+    *,
+    n: int,
+    seed: int = 0,
+    classes: int | None = None,
+    shape: tuple[int, ...] | None = None,
+    dtype: str | None = None,
+    params: dict[str, Any] | None = None,
+    augment: dict[str, Any] | None = None,
+    shard_rows: int | None = None,
+) -> GenConfig:
+    """Fill in defaults and check everything that can be checked before running anything."""
+    from ..store.format import default_capacity
+
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise UserError(f"--n {n!r}: give the number of rows to generate (at least 1)")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise UserError(f"--seed {seed!r}: give a non-negative integer")
+    params = dict(params or {})
+    is_file = generator not in BUILTIN
+    if is_file and not generator.endswith(".py"):
+        raise UserError(
+            f"--generator {generator!r}: unknown; use patterns2d, kmer1d or a FILE.py "
+            "defining generate(rng, n, params)"
+        )
+    base: dict[str, Any] = BUILTIN_DEFAULTS.get(generator, {"shape": None, "dtype": "float32"})
+    shape = tuple(int(s) for s in (shape or params.pop("shape", None) or base["shape"] or ()))
+    if not shape:
+        raise UserError(f"{generator}: give the sample shape with --shape (like 25x25 or 126)")
+    dtype = str(dtype or params.pop("dtype", None) or base["dtype"])
+    if dtype not in SAMPLE_DTYPES:
+        raise UserError(f"--dtype {dtype}: not supported; use one of {', '.join(SAMPLE_DTYPES)}")
+    classes = int(classes or params.pop("classes", None) or 5)
+    if not 1 <= classes <= 65535:
+        raise UserError(f"--classes {classes}: give an integer in 1..65535")
+    params.update(shape=list(shape), classes=classes)
+    file = digest = None
+    if is_file:
+        path = Path(generator).resolve()
+        file, digest = str(path), user.file_digest(path)
+        params["dtype"] = dtype
+        names = user.class_names(path, classes)
+    else:
+        mod = BUILTIN[generator]
+        params["dtype"] = dtype
+        params = (
+            kmer1d.resolve_params(params, seed)
+            if generator == "kmer1d"
+            else patterns2d.resolve_params(params)
+        )
+        names = mod.class_names(classes)
+    if augment is not None:
+        augment = Augmenter(augment, shape, dtype).spec
+    cap = shard_rows or default_capacity(shape, np.dtype(dtype))
+    if cap < 1:
+        raise UserError(f"--shard-rows {cap}: give a positive number of rows per shard")
+    return GenConfig(
+        generator="file" if is_file else generator,
+        n=n,
+        classes=classes,
+        sample_shape=tuple(int(s) for s in shape),
+        dtype=dtype,
+        seed=seed,
+        shard_rows=int(min(cap, n)),
+        params=params,
+        augment=augment,
+        class_names=names,
+        file=file,
+        file_sha256=digest,
+    )
+
+
+class Source:
+    """Makes batches of finished rows (generated, augmented, cast) for a config."""
+
+    def __init__(self, cfg: GenConfig) -> None:
+        self.cfg = cfg
+        self.dtype = np.dtype(cfg.dtype)
+        self.aug = Augmenter(cfg.augment, cfg.sample_shape, cfg.dtype) if cfg.augment else None
+        if cfg.generator == "file":
+            assert cfg.file is not None
+            if user.file_digest(cfg.file) != cfg.file_sha256:
+                raise UserError(
+                    f"{cfg.file}: the generator file changed after the job was planned. "
+                    "Rerun the command"
+                )
+            self._fn = user.load(cfg.file)
+
+    def _generate(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        cfg = self.cfg
+        if cfg.generator == "file":
+            assert cfg.file is not None
+            return user.call(self._fn, cfg.file, rng, n, cfg.params)
+        return BUILTIN[cfg.generator].generate(rng, n, cfg.params)  # type: ignore[no-any-return]
+
+    def batch(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.aug is None:
+            x, y = self._generate(rng, n)
+            return x.astype(self.dtype, copy=False), y
+        copies = self.aug.copies
+        x, y = self._generate(rng, -(-n // copies))
+        if copies > 1:
+            x, y = np.repeat(x, copies, axis=0), np.repeat(y, copies)
+        x = self.aug.apply(rng, x)
+        keep = rng.permutation(len(x))[:n]
+        return x[keep].astype(self.dtype, copy=False), y[keep]
+
+    def shard(self, k: int, rows: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Shard ``k``'s rows, chunk by chunk: a pure function of (config, seed, k)."""
+        cfg = self.cfg
+        rows = cfg.rows_of(k) if rows is None else rows
+        rng = np.random.default_rng([cfg.seed, k])
+        chunk = cfg.chunk_rows
+        for at in range(0, rows, chunk):
+            yield self.batch(rng, min(chunk, rows - at))

@@ -1,0 +1,178 @@
+"""A generation worker process: writes whole shards of its own, reports over a pipe.
+
+Started by the job with the ``spawn`` context. Messages are JSON bytes (no pickle):
+``rows`` (shard, written, committed), ``sealed`` (shard), ``done``, ``stopped`` and
+``error`` (kind ``user`` or ``internal``, message, detail). The worker stops after its
+current chunk when the shared stop event is set, on SIGTERM, or when its parent is gone;
+it commits at least every ``COMMIT_ROWS`` rows, so a stop or crash loses little.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import re
+import signal
+import traceback
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..store import ShardWriter
+from ..store.format import COMMIT_ROWS, shard_relpath
+from .lock import DatasetLock
+from .spec import GenConfig, Source
+from .stats import GenStats
+
+DISK_ERRNOS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EFBIG: "the file grew past the size limit (file too large)",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EROFS: "the file system is read-only",
+}
+
+
+def os_error_code(exc: BaseException) -> int | None:
+    """errno of an OSError, also when HDF5 only mentions it in its message."""
+    code = getattr(exc, "errno", None)
+    if isinstance(code, int) and code:
+        return code
+    m = re.search(r"errno = (\d+)", str(exc))
+    return int(m.group(1)) if m else None
+
+
+def disk_error_message(path: Path, exc: BaseException) -> str | None:
+    code = os_error_code(exc)
+    if code not in DISK_ERRNOS:
+        return None
+    fix = (
+        "Free some space"
+        if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+        else "Fix the folder's permissions"
+    )
+    return (
+        f"{path}: {DISK_ERRNOS[code]} ({os.strerror(code)}) while writing. The dataset keeps "
+        f"every committed row; {fix.lower()} and rerun the same command with --resume"
+    )
+
+
+class Worker:
+    def __init__(self, job: dict[str, Any], conn: Connection, stop: Any) -> None:
+        self.cfg = GenConfig.from_json(job["config"])
+        self.index = Path(job["path"])
+        self.uuid = str(job["uuid"])
+        self.shards: list[int] = [int(k) for k in job["shards"]]
+        self.conn = conn
+        self.stop = stop
+        self.parent = os.getppid()
+        self.terminated = False
+
+    def send(self, msg_type: str, /, **fields: Any) -> None:
+        self.conn.send_bytes(json.dumps({"t": msg_type, **fields}).encode())
+
+    def stopping(self) -> bool:
+        return self.terminated or self.stop.is_set() or os.getppid() != self.parent
+
+    def run(self) -> None:
+        source = Source(self.cfg)
+        for k in self.shards:
+            if self.stopping() or not self.write_shard(source, k):
+                self.send("stopped")
+                return
+        self.send("done")
+
+    def write_shard(self, source: Source, k: int) -> bool:
+        cfg = self.cfg
+        path = self.index.parent / shard_relpath(self.index, k)
+        rows = cfg.rows_of(k)
+        try:
+            w = ShardWriter.create(
+                path,
+                number=k,
+                capacity=rows,
+                sample_shape=cfg.sample_shape,
+                dtype=cfg.dtype,
+                num_classes=cfg.classes,
+                dataset_uuid=self.uuid,
+            )
+        except OSError as exc:
+            raise DiskError(path, exc) from exc
+        stats = GenStats(cfg.sample_shape, cfg.dtype)
+        since = 0
+        try:
+            for x, y in source.shard(k, rows):
+                w.append(x, y)
+                stats.update(x)
+                since += len(x)
+                if since >= COMMIT_ROWS:
+                    w.commit()
+                    since = 0
+                self.send("rows", shard=k, written=w.written, committed=w.committed)
+                if self.stopping() and w.written < rows:
+                    w.close()
+                    self.send("rows", shard=k, written=w.written, committed=w.committed)
+                    return False
+            stats.write_to(path)
+            w.finish()
+        except OSError as exc:
+            with contextlib.suppress(Exception):
+                w.close()  # commit what was written, if the disk still lets us
+            raise DiskError(path, exc) from exc
+        except BaseException:
+            with contextlib.suppress(Exception):
+                w.close()
+            raise
+        self.send("sealed", shard=k)
+        return True
+
+
+class DiskError(Exception):
+    def __init__(self, path: Path, exc: OSError) -> None:
+        super().__init__(str(exc))
+        self.path = path
+        self.exc = exc
+
+
+def main(job_json: str, conn: Connection, stop: Any) -> None:
+    """Entry point of the worker process (``multiprocessing`` target)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the job's process decides when to stop
+    job = json.loads(job_json)
+    worker = Worker(job, conn, stop)
+
+    def on_term(signum: int, frame: Any) -> None:
+        worker.terminated = True
+
+    signal.signal(signal.SIGTERM, on_term)
+    try:
+        with DatasetLock(Path(job["path"]), shared=True):
+            worker.run()
+    except UserError as exc:
+        worker.send("error", kind="user", message=str(exc))
+    except DiskError as exc:
+        msg = disk_error_message(exc.path, exc.exc)
+        if msg is None:
+            worker.send(
+                "error",
+                kind="internal",
+                message=f"{exc.path}: {exc.exc}",
+                detail="".join(traceback.format_exception(exc.exc)),
+            )
+        else:
+            worker.send("error", kind="user", message=msg)
+    except (BrokenPipeError, EOFError):
+        return  # the job's process is gone
+    except BaseException as exc:  # noqa: BLE001 - reported to the job, which logs it
+        with contextlib.suppress(OSError):
+            worker.send(
+                "error",
+                kind="internal",
+                message=f"{type(exc).__name__}: {exc}",
+                detail=traceback.format_exc(),
+            )
+    finally:
+        conn.close()

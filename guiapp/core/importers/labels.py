@@ -1,0 +1,164 @@
+"""Labels as the sources give them (ints, strings, mongoexport ``{"$numberInt": "3"}``) -> classes.
+
+Without ``--class-names``: if every label is a non-negative integer (or a string of one),
+class ``i`` is label ``i`` and the names are ``"0".."K-1"``; otherwise the labels are
+strings and the class names are their sorted set. The decision needs every label, so
+pass 1 stores a provisional id per row and pass 2 maps it to the final class index.
+
+With ``--class-names a,b,c``: a label equal to a name is that class; otherwise an integer
+label is the class index. Anything else is a row error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import UserError
+
+#: A label field with more distinct values than this is almost surely the wrong field.
+MAX_CLASSES = 65536
+
+_MONGO_NUMBERS = ("$numberInt", "$numberLong", "$numberDouble", "$numberDecimal")
+
+
+def _int_like(s: str) -> int | None:
+    t = s.strip()
+    if t.isascii() and t.isdigit():
+        return int(t)
+    return None
+
+
+def normalize(v: Any) -> int | str:
+    """One raw label -> an int or a string; raises ValueError with the problem."""
+    if isinstance(v, dict) and len(v) == 1:
+        key, inner = next(iter(v.items()))
+        if key in _MONGO_NUMBERS:
+            try:
+                f = float(inner)
+            except (TypeError, ValueError):
+                raise ValueError(f"label {v!r} is not a number") from None
+            if f != int(f):
+                raise ValueError(f"label {inner} is not a whole number")
+            v = int(f)
+    if isinstance(v, (bool, np.bool_)):
+        raise ValueError(f"label {v!r} is true/false, not a class")
+    if isinstance(v, (int, np.integer)):
+        if v < 0:
+            raise ValueError(f"label {int(v)} is negative")
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        if not np.isfinite(v) or v != int(v):
+            raise ValueError(f"label {float(v)!r} is not a whole number")
+        if v < 0:
+            raise ValueError(f"label {int(v)} is negative")
+        return int(v)
+    if isinstance(v, bytes):
+        v = v.decode("utf-8", "replace")
+    if isinstance(v, str):
+        s = v.strip()
+        if not s:
+            raise ValueError("label is empty")
+        return s
+    if v is None:
+        raise ValueError("label is null")
+    shown = repr(v)
+    raise ValueError(f"label {shown[:40]} is not an integer or a string")
+
+
+class LabelMap:
+    """Maps raw labels to provisional ids (pass 1) and then to class indices (pass 2)."""
+
+    def __init__(self, class_names: Sequence[str] | None = None) -> None:
+        self.fixed = [str(c) for c in class_names] if class_names else None
+        if self.fixed is not None and len(set(self.fixed)) != len(self.fixed):
+            raise UserError("--class-names has a name twice")
+        self._by_name = {c: i for i, c in enumerate(self.fixed or [])}
+        self.keys: list[int | str] = []  # provisional id -> normalized label
+        self._ids: dict[Any, int] = {}
+        self._raw_cache: dict[Any, int | tuple[str]] = {}
+
+    def _provisional(self, key: int | str) -> int:
+        pid = self._ids.get(key)
+        if pid is None:
+            if self.fixed is not None:
+                if isinstance(key, str) and key in self._by_name:
+                    pid = self._by_name[key]
+                else:
+                    k = key if isinstance(key, int) else _int_like(key)
+                    if k is None:
+                        raise ValueError(
+                            f"label {key!r} is not one of --class-names ({', '.join(self.fixed)})"
+                        )
+                    if k >= len(self.fixed):
+                        raise ValueError(
+                            f"label {k} is out of range for {len(self.fixed)} --class-names"
+                        )
+                    pid = k
+            else:
+                if len(self.keys) >= MAX_CLASSES:
+                    raise UserError(
+                        f"the labels have more than {MAX_CLASSES} distinct values; check "
+                        "--label-field (is it the data column?)"
+                    )
+                pid = len(self.keys)
+                self.keys.append(key)
+            self._ids[key] = pid
+        return pid
+
+    def ids(self, labels: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[tuple[int, str]]]:
+        """Provisional ids of a chunk's labels; rows with a bad label get -1 and an error."""
+        n = len(labels)
+        out = np.full(n, -1, dtype=np.int32)
+        errors: list[tuple[int, str]] = []
+        if isinstance(labels, np.ndarray) and labels.dtype.kind in "iuUS":
+            uniq, inv = np.unique(labels, return_inverse=True)
+            mapped = np.full(len(uniq), -1, dtype=np.int32)
+            problems: dict[int, str] = {}
+            for j, u in enumerate(uniq.tolist()):
+                try:
+                    mapped[j] = self._provisional(normalize(u))
+                except ValueError as exc:
+                    problems[j] = str(exc)
+            out = mapped[inv.reshape(-1)]
+            if problems:
+                errors = [(int(i), problems[int(inv[i])]) for i in np.flatnonzero(out < 0)]
+            return out, errors
+        cache = self._raw_cache
+        for i, v in enumerate(labels):
+            plain = type(v) is int or type(v) is str
+            hit = cache.get(v) if plain else None
+            if hit is None:
+                try:
+                    pid = self._provisional(normalize(v))
+                except ValueError as exc:
+                    hit = (str(exc),)
+                else:
+                    hit = pid
+                if plain:
+                    cache[v] = hit
+            if isinstance(hit, tuple):
+                errors.append((i, hit[0]))
+            else:
+                out[i] = hit
+        return out, errors
+
+    def finish(self) -> tuple[list[str], np.ndarray]:
+        """Class names and the provisional-id -> class-index lookup table."""
+        if self.fixed is not None:
+            return list(self.fixed), np.arange(len(self.fixed), dtype=np.int32)
+        ints = [k if isinstance(k, int) else _int_like(k) for k in self.keys]
+        if all(i is not None for i in ints):
+            values = [int(i) for i in ints if i is not None]
+            k = max(values, default=0) + 1
+            if k > MAX_CLASSES:
+                raise UserError(
+                    f"label {k - 1} would make {k} classes; check --label-field, or give "
+                    "string labels or --class-names"
+                )
+            return [str(i) for i in range(k)], np.asarray(values, dtype=np.int32)
+        names = sorted({str(key) for key in self.keys})
+        index = {n: i for i, n in enumerate(names)}
+        return names, np.asarray([index[str(key)] for key in self.keys], dtype=np.int32)

@@ -1,0 +1,169 @@
+"""Two-pass external shuffle with bounded memory.
+
+Pass 1 (``Scatter``): every parsed row goes to a bucket drawn at random from a seeded
+generator; buckets are plain binary files (``NNNNN.x`` raw samples, ``NNNNN.y`` int32
+labels) in a temporary folder beside the output. Rows wait in memory only until
+``flush_bytes`` of them are pending.
+
+Pass 2 (``shuffled``): buckets are loaded one at a time, permuted in memory with a
+generator seeded by (seed, bucket) and handed on. A bucket that came out larger than
+``max_bucket_bytes`` (the row-count estimate was low) is scattered again into smaller
+buckets first, so memory stays bounded whatever the input. Bucket files are deleted as
+soon as they are used, so the temporary space shrinks while the dataset grows.
+
+Rows land in a uniformly random bucket and each bucket is uniformly permuted: any input
+order (e.g. sorted by class) comes out mixed. The same rows, seed and bucket count give
+the same order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+MAX_BUCKETS = 4096
+LABEL = np.dtype("<i4")
+
+
+def bucket_count(estimated_bytes: int, max_bucket_bytes: int) -> int:
+    """Buckets needed so that each holds at most ``max_bucket_bytes`` (with 25% headroom)."""
+    need = math.ceil(1.25 * max(0, estimated_bytes) / max(1, max_bucket_bytes))
+    return int(min(MAX_BUCKETS, max(1, need)))
+
+
+class Scatter:
+    """Pass 1: append rows to randomly chosen bucket files."""
+
+    def __init__(
+        self,
+        folder: Path,
+        buckets: int,
+        sample_shape: tuple[int, ...],
+        dtype: np.dtype,
+        rng: np.random.Generator,
+        flush_bytes: int,
+    ) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.n = int(buckets)
+        self.sample_shape = tuple(sample_shape)
+        self.dtype = np.dtype(dtype)
+        self.row_bytes = int(np.prod(self.sample_shape, dtype=np.int64)) * self.dtype.itemsize
+        self.rng = rng
+        self.flush_bytes = max(1, int(flush_bytes))
+        self.rows = np.zeros(self.n, dtype=np.int64)
+        self._pending: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(self.n)]
+        self._pending_bytes = 0
+
+    def paths(self, k: int) -> tuple[Path, Path]:
+        return self.folder / f"{k:05d}.x", self.folder / f"{k:05d}.y"
+
+    def add(self, x: np.ndarray, y: np.ndarray) -> None:
+        n = len(x)
+        if n == 0:
+            return
+        ids = self.rng.integers(0, self.n, size=n) if self.n > 1 else np.zeros(n, np.int64)
+        order = np.argsort(ids, kind="stable")
+        counts = np.bincount(ids, minlength=self.n)
+        xs, ys = x[order], y[order].astype(LABEL, copy=False)
+        at = 0
+        for k in np.flatnonzero(counts):
+            c = int(counts[k])
+            self._pending[k].append((xs[at : at + c], ys[at : at + c]))
+            at += c
+        self.rows += counts
+        self._pending_bytes += n * (self.row_bytes + LABEL.itemsize)
+        if self._pending_bytes >= self.flush_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        for k, parts in enumerate(self._pending):
+            if not parts:
+                continue
+            px, py = self.paths(k)
+            with open(px, "ab") as fx:
+                for x, _ in parts:
+                    fx.write(np.ascontiguousarray(x).data)
+            with open(py, "ab") as fy:
+                for _, y in parts:
+                    fy.write(np.ascontiguousarray(y).data)
+            parts.clear()
+        self._pending_bytes = 0
+
+
+def _unlink(*paths: Path) -> None:
+    for p in paths:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(p)
+
+
+def shuffled(
+    scatter: Scatter,
+    seed: int,
+    max_bucket_bytes: int,
+    check: Callable[[], None] = lambda: None,
+    _path: tuple[int, ...] = (),
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Pass 2: each bucket's rows in a seeded random order, bucket after bucket."""
+    scatter.flush()
+    rec = scatter.row_bytes + LABEL.itemsize
+    for k in range(scatter.n):
+        check()
+        rows = int(scatter.rows[k])
+        px, py = scatter.paths(k)
+        if rows == 0:
+            continue
+        key = (*_path, k)
+        if rows * rec > max_bucket_bytes and rows > 1 and len(key) < 6:
+            yield from _split(scatter, k, seed, max_bucket_bytes, check, key)
+            continue
+        x = np.fromfile(px, dtype=scatter.dtype).reshape((rows, *scatter.sample_shape))
+        y = np.fromfile(py, dtype=LABEL)
+        _unlink(px, py)
+        perm = np.random.default_rng([seed, 2, *key]).permutation(rows)
+        xs = x[perm]
+        del x
+        yield xs, y[perm]
+
+
+def _split(
+    parent: Scatter,
+    k: int,
+    seed: int,
+    max_bucket_bytes: int,
+    check: Callable[[], None],
+    key: tuple[int, ...],
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Scatter an oversized bucket into smaller ones (streaming it), then shuffle those."""
+    rows = int(parent.rows[k])
+    px, py = parent.paths(k)
+    rec = parent.row_bytes + LABEL.itemsize
+    sub = Scatter(
+        parent.folder / f"{k:05d}.split",
+        bucket_count(rows * rec, max_bucket_bytes),
+        parent.sample_shape,
+        parent.dtype,
+        np.random.default_rng([seed, 3, *key]),
+        max(1, max_bucket_bytes // 2),
+    )
+    step = max(1, (max_bucket_bytes // 2) // rec)
+    for a in range(0, rows, step):
+        check()
+        n = min(step, rows - a)
+        x = np.fromfile(
+            px,
+            dtype=parent.dtype,
+            count=n * int(np.prod(parent.sample_shape)),
+            offset=a * parent.row_bytes,
+        )
+        y = np.fromfile(py, dtype=LABEL, count=n, offset=a * LABEL.itemsize)
+        sub.add(x.reshape((n, *parent.sample_shape)), y)
+    _unlink(px, py)
+    yield from shuffled(sub, seed, max_bucket_bytes, check, key)
+    with contextlib.suppress(OSError):
+        sub.folder.rmdir()

@@ -1,0 +1,96 @@
+"""Reading import sources in chunks of raw rows, with their file:line locations.
+
+Text formats (``jsonl``, ``csv``, ``tsv``: ``text.py``) take one file or a folder of them
+(``.gz`` too) and yield the label and the data field of each line as they are; array
+formats (``npy``, ``npz``, ``npy-dir``: ``arrays.py``) stream ``.npy`` payloads in row
+chunks, so memory stays bounded whatever the file size. Nothing here loads pickled objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import UserError
+
+FORMATS = ("npy-dir", "npy", "npz", "csv", "tsv", "jsonl")
+TEXT_ROWS_PER_CHUNK = 4096
+ARRAY_CHUNK_BYTES = 4 * 2**20
+
+
+@dataclass
+class Chunk:
+    """Raw rows from one stretch of input.
+
+    ``data`` is a list (text rows as ``str``, JSON lists, or one array per sample) or one
+    ``(n, ...)`` array. ``keys`` orders rows (line or row numbers), ``locate(i)`` names
+    row ``i`` for messages (``"file.jsonl:17"``), ``bad`` holds rows the reader itself
+    could not use as ``(key, location, problem)``.
+    """
+
+    labels: list[Any] | np.ndarray
+    data: list[Any] | np.ndarray
+    keys: np.ndarray
+    locate: Callable[[int], str]
+    bytes_done: int
+    bad: list[tuple[int, str, str]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+class Source:
+    """Base class: ``files`` read, ``total_bytes`` for progress, ``chunks()`` to read them."""
+
+    format = ""
+
+    def __init__(self) -> None:
+        self.files: list[Path] = []
+        self.total_bytes = 0
+        self.total_rows: int | None = None  # known up front for array formats
+
+    def chunks(self) -> Iterator[Chunk]:
+        raise NotImplementedError
+
+
+def display_name(path: Path, root: Path) -> str:
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return path.name
+    return rel.as_posix() if str(rel) != "." else path.name
+
+
+def open_source(
+    fmt: str,
+    src: Path,
+    *,
+    labels: Path | None = None,
+    label_field: str = "label",
+    data_field: str = "data",
+    delimiter: str | None = None,
+    x_key: str = "x",
+    y_key: str = "y",
+    per_file: str = "auto",
+) -> Source:
+    """The reader for ``fmt``; raises ``UserError`` for a missing or unusable input."""
+    from .arrays import NpyDirSource, NpySource, NpzSource
+    from .text import CsvSource, JsonlSource
+
+    if labels is not None and fmt not in ("npy", "npy-dir"):
+        raise UserError(f"--labels is for --format npy and npy-dir; {fmt} files hold their labels")
+    if fmt == "jsonl":
+        return JsonlSource(src, label_field, data_field)
+    if fmt in ("csv", "tsv"):
+        return CsvSource(src, fmt, label_field, data_field, delimiter)
+    if fmt == "npy":
+        return NpySource(src, labels)
+    if fmt == "npz":
+        return NpzSource(src, x_key, y_key)
+    if fmt == "npy-dir":
+        return NpyDirSource(src, labels, per_file)
+    raise UserError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")

@@ -1,0 +1,261 @@
+"""Line-based sources: JSON lines (``mongoexport``) and CSV/TSV."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from ..errors import UserError
+from .sources import TEXT_ROWS_PER_CHUNK, Chunk, Source, display_name
+
+_TEXT_EXTS = {
+    "jsonl": (".jsonl", ".json", ".ndjson", ".txt"),
+    "csv": (".csv", ".txt"),
+    "tsv": (".tsv", ".tab", ".txt"),
+}
+
+
+def text_files(src: Path, fmt: str) -> list[Path]:
+    if src.is_dir():
+        exts = _TEXT_EXTS[fmt]
+        files = sorted(
+            p
+            for p in src.rglob("*")
+            if p.is_file()
+            and not p.name.startswith(".")
+            and (
+                p.name.lower().endswith(exts)
+                or p.name.lower().endswith(tuple(e + ".gz" for e in exts))
+            )
+        )
+        if not files:
+            raise UserError(
+                f"{src}: no {fmt} files in this folder (looked for {', '.join(exts)} and .gz)"
+            )
+        return files
+    if not src.exists():
+        raise UserError(f"{src}: does not exist. Check the path")
+    return [src]
+
+
+@contextlib.contextmanager
+def open_text_binary(path: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
+    """(lines stream, raw file) — the raw file's position measures progress."""
+    try:
+        raw = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise UserError(f"{path}: cannot be read ({exc.strerror}). Check the path") from None
+    try:
+        if path.name.lower().endswith(".gz"):
+            with gzip.GzipFile(fileobj=raw) as gz:
+                yield gz, raw  # type: ignore[misc]
+        else:
+            yield raw, raw
+    finally:
+        raw.close()
+
+
+def _field(obj: dict[str, Any], name: str) -> tuple[bool, Any]:
+    if name in obj:
+        return True, obj[name]
+    if "." in name:  # a nested field of a MongoDB document: "meta.label"
+        cur: Any = obj
+        for part in name.split("."):
+            if not isinstance(cur, dict) or part not in cur:
+                return False, None
+            cur = cur[part]
+        return True, cur
+    return False, None
+
+
+class TextSource(Source):
+    """Common loop of the line-based formats: chunks of (label, data) with line numbers."""
+
+    def __init__(self, src: Path, fmt: str) -> None:
+        super().__init__()
+        self.src = src
+        self.format = fmt
+        self.files = text_files(src, fmt)
+        self.total_bytes = sum(p.stat().st_size for p in self.files)
+        self.root = src if src.is_dir() else src.parent
+
+    def rows(self, lines: IO[bytes], name: str) -> Iterator[tuple[int, Any, Any, str]]:
+        """(line number, label, data, problem) per row; problem "" when it is usable."""
+        raise NotImplementedError
+
+    def chunks(self) -> Iterator[Chunk]:
+        base = 0
+        for path in self.files:
+            name = display_name(path, self.root)
+            with open_text_binary(path) as (lines, raw):
+                keys: list[int] = []
+                labels: list[Any] = []
+                data: list[Any] = []
+                bad: list[tuple[int, str, str]] = []
+                for no, label, value, problem in self.rows(lines, name):
+                    if problem:
+                        bad.append((no, f"{name}:{no}", problem))
+                    else:
+                        keys.append(no)
+                        labels.append(label)
+                        data.append(value)
+                    if len(keys) + len(bad) >= TEXT_ROWS_PER_CHUNK:
+                        yield self._chunk(name, keys, labels, data, bad, base + raw.tell())
+                        keys, labels, data, bad = [], [], [], []
+                yield self._chunk(name, keys, labels, data, bad, base + raw.tell())
+            base += path.stat().st_size
+
+    @staticmethod
+    def _chunk(
+        name: str,
+        keys: list[int],
+        labels: list[Any],
+        data: list[Any],
+        bad: list[tuple[int, str, str]],
+        done: int,
+    ) -> Chunk:
+        k = np.asarray(keys, dtype=np.int64)
+        return Chunk(
+            labels=labels,
+            data=data,
+            keys=k,
+            locate=lambda i: f"{name}:{int(k[i])}",
+            bytes_done=done,
+            bad=bad,
+        )
+
+
+def _data_value(v: Any, field_name: str) -> tuple[Any, str]:
+    if isinstance(v, str):
+        return v, ""
+    if isinstance(v, list):
+        return v, ""
+    if v is None:
+        return None, f"field {field_name!r} is null"
+    return None, f"field {field_name!r} is a {type(v).__name__}, not integers"
+
+
+class JsonlSource(TextSource):
+    """JSON lines as ``mongoexport`` writes them: one document per line."""
+
+    def __init__(self, src: Path, label_field: str, data_field: str) -> None:
+        super().__init__(src, "jsonl")
+        self.label_field = label_field
+        self.data_field = data_field
+
+    def rows(self, lines: IO[bytes], name: str) -> Iterator[tuple[int, Any, Any, str]]:
+        lf, df = self.label_field, self.data_field
+        decode = json.JSONDecoder().decode
+        first = True
+        for no, line in enumerate(lines, 1):
+            if not line or line.isspace():
+                continue
+            if first:
+                first = False
+                if line.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
+                    line = line[3:]
+                if line.lstrip()[:1] == b"[":
+                    raise UserError(
+                        f"{name}:{no}: is a JSON array, not JSON lines. Export with "
+                        "'mongoexport' without --jsonArray (one document per line)"
+                    )
+            try:
+                obj = decode(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                yield no, None, None, "is not valid UTF-8"
+                continue
+            except json.JSONDecodeError as exc:
+                yield no, None, None, f"invalid JSON ({exc.msg}, column {exc.colno})"
+                continue
+            if not isinstance(obj, dict):
+                yield no, None, None, "is not a JSON object"
+                continue
+            ok, label = _field(obj, lf)
+            if not ok:
+                yield no, None, None, f"has no {lf!r} field (see --label-field)"
+                continue
+            ok, value = _field(obj, df)
+            if not ok:
+                yield no, None, None, f"has no {df!r} field (see --data-field)"
+                continue
+            value, problem = _data_value(value, df)
+            yield no, label, value, problem
+
+
+def _column(spec: str, header: list[str] | None, what: str, where: str) -> int:
+    if spec.isdigit() and (header is None or spec not in header):
+        return int(spec)
+    if header is None:
+        raise UserError(f"{where}: --{what}-field {spec!r} needs a header row")
+    names = [h.strip() for h in header]
+    if spec not in names:
+        raise UserError(
+            f"{where}: has no column {spec!r} (header: {', '.join(names)[:200]}). "
+            f"Pass --{what}-field NAME or a 0-based column number"
+        )
+    return names.index(spec)
+
+
+class CsvSource(TextSource):
+    """CSV/TSV lines: a label column and a data column of comma-separated integers."""
+
+    def __init__(
+        self, src: Path, fmt: str, label_field: str, data_field: str, delimiter: str | None
+    ) -> None:
+        super().__init__(src, fmt)
+        self.label_field = label_field
+        self.data_field = data_field
+        self.delimiter = delimiter or ("\t" if fmt == "tsv" else ",")
+        if self.delimiter in ("\\t", "tab"):
+            self.delimiter = "\t"
+        if len(self.delimiter) != 1:
+            raise UserError(f"--delimiter {self.delimiter!r} must be one character")
+        csv.field_size_limit(2**31 - 1)
+
+    def rows(self, lines: IO[bytes], name: str) -> Iterator[tuple[int, Any, Any, str]]:
+        text = io.TextIOWrapper(lines, encoding="utf-8-sig", errors="replace", newline="")  # type: ignore[arg-type]
+        reader = csv.reader(text, delimiter=self.delimiter)
+        by_index = self.label_field.isdigit() and self.data_field.isdigit()
+        li = di = -1
+        started = False
+        header: list[str] | None = None
+        try:
+            for row in reader:
+                no = reader.line_num
+                if not row or all(not c.strip() for c in row):
+                    continue
+                if not started:
+                    started = True
+                    header = row
+                    if by_index:  # a header only if the data cell holds no digits at all
+                        d = int(self.data_field)
+                        cell = row[d] if d < len(row) else ""
+                        header = None if any(ch.isdigit() for ch in cell) else row
+                    li = _column(self.label_field, header, "label", f"{name}:{no}")
+                    di = _column(self.data_field, header, "data", f"{name}:{no}")
+                    if header is not None:
+                        continue
+                need = max(li, di) + 1
+                if len(row) < need:
+                    yield no, None, None, f"has {len(row)} column(s), needs {need}"
+                    continue
+                if header is not None and len(row) != len(header):
+                    yield (
+                        no,
+                        None,
+                        None,
+                        f"has {len(row)} columns, the header has {len(header)} (is the data "
+                        'column quoted, like "1,2,3"?)',
+                    )
+                    continue
+                yield no, row[li], row[di], ""
+        finally:
+            text.detach()
