@@ -35,6 +35,10 @@ def has_display() -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--self-test"]:
+        from .selftest import run_self_test
+
+        return run_self_test(argv[1:])
     if wants_gui(argv):
         if not has_display():
             sys.stderr.write(NO_DISPLAY + "\n")

@@ -91,7 +91,11 @@ def cmd_info(args: argparse.Namespace) -> int:
         f"layout      {info['layout']}, {info['shards']} shard(s) of {info['shard_capacity']:,} rows, "
         f"{info['sealed_shards']} sealed, compression {info['compression']}",
         f"size        {_fmt_bytes(info['data_bytes'])} of rows, {_fmt_bytes(info['size_on_disk'])} on disk",
-        f"values      mean {v['mean']:.4g}, std {v['std']:.4g}, min {v['min']:.4g}, max {v['max']:.4g}"
+        (
+            f"values      mean {v['mean']:.4g}, std {v['std']:.4g}, min {v['min']:.4g}, max {v['max']:.4g}"
+            if v["mean"] is not None
+            else "values      not recorded"
+        )
         + (f", {int(v['nonfinite'])} NaN/Inf" if v["nonfinite"] else ""),
         "classes",
     ]
@@ -150,9 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_check)
 
-    from . import cli_generate, cli_import
+    from . import cli_bench, cli_generate, cli_import, cli_train
 
-    for register in (cli_generate.register, cli_import.register, *EXTRA_COMMANDS):
+    for register in (
+        cli_generate.register,
+        cli_import.register,
+        cli_train.register,
+        cli_bench.register,
+        *EXTRA_COMMANDS,
+    ):
         register(sub)
     return p
 

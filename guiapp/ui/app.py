@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from guiapp.core.project import Project, ProjectError
 from guiapp.ui.main_window import MainWindow
+from guiapp.ui.refcount_guard import guard_singletons
 from guiapp.ui.theme import THEMES, apply_theme
 
 
@@ -43,6 +44,7 @@ def run_gui(argv: list[str]) -> int:
     except SystemExit as exc:  # --help or a usage error, already printed by argparse
         return int(exc.code or 0)
 
+    guard_singletons()  # PySide6 6.12 on CPython < 3.12: see refcount_guard.py
     app = _application()
     theme = args.theme or QSettings().value("ui/theme", "light")
     apply_theme(app, theme if theme in THEMES else "light")

@@ -55,6 +55,8 @@ class MainWindow(QMainWindow):
             icon = self.style().standardIcon(page_type.icon)
             self.sidebar.addItem(QListWidgetItem(icon, page_type.title))
         self.sidebar.currentRowChanged.connect(self.stack.setCurrentIndex)
+        for page in self.pages:
+            page.project_changed.connect(self._on_project_changed)
         width = self.sidebar.sizeHintForColumn(0) + 2 * self.sidebar.frameWidth() + 24
         self.sidebar.setFixedWidth(max(width, 140))
 
@@ -68,6 +70,8 @@ class MainWindow(QMainWindow):
 
         self.jobs_panel = JobsPanel(self)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.jobs_panel)
+        for page in self.pages:
+            page.job_started.connect(self.jobs_panel.add_job)
 
         self.path_label = QLabel()
         self.path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -149,6 +153,21 @@ class MainWindow(QMainWindow):
 
     def set_page(self, index: int) -> None:
         self.sidebar.setCurrentRow(index)
+
+    def page(self, title: str) -> Page:
+        """The page called ``title`` ("Datasets", "Browser", ...)."""
+        for page in self.pages:
+            if page.title == title:
+                return page
+        raise KeyError(title)
+
+    def _on_project_changed(self) -> None:
+        """A page changed the project: mark it unsaved and let the other pages catch up."""
+        self.set_modified(True)
+        sender = self.sender()
+        for page in self.pages:
+            if page is not sender:
+                page.project_updated()
 
     def current_page(self) -> Page:
         page = self.stack.currentWidget()
@@ -329,5 +348,19 @@ class MainWindow(QMainWindow):
         if not self.maybe_save():
             event.ignore()
             return
+        running = self.jobs_panel.running_jobs()
+        if running:
+            answer = QMessageBox.question(
+                self,
+                "Jobs still running",
+                f"{len(running)} job(s) are still running. Stop them and quit? "
+                "Stopped generation jobs can be resumed later.",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+                QMessageBox.StandardButton.Cancel,
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                event.ignore()
+                return
+            self.jobs_panel.stop_all()
         self.save_window_state()
         event.accept()

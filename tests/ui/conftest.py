@@ -14,6 +14,10 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
+from guiapp.ui.refcount_guard import guard_singletons  # noqa: E402
+
+guard_singletons()  # qtbot.waitUntil calls processEvents(), which leaks None refs on 3.11
+
 
 @pytest.fixture(autouse=True)
 def isolated_settings(tmp_path: Path) -> Path:
@@ -52,3 +56,30 @@ def dialogs(monkeypatch: pytest.MonkeyPatch) -> Dialogs:
     for kind in ("warning", "critical", "information", "question", "about"):
         monkeypatch.setattr(QMessageBox, kind, fake(kind))
     return record
+
+
+def write_dataset(
+    path: Path, rows: int, shape: tuple[int, ...] = (8, 8), classes: int = 3, shard: int = 4096
+) -> Path:
+    """A small real dataset: row i has label i % classes and every value equal to i."""
+    import numpy as np
+
+    from guiapp.core.store import DatasetWriter
+
+    dtype = "float32" if len(shape) > 1 else "uint16"
+    names = [f"class{c}" for c in range(classes)]
+    with DatasetWriter(
+        path, sample_shape=shape, dtype=dtype, class_names=names, shard_capacity=shard
+    ) as w:
+        for a in range(0, rows, 4096):
+            b = min(rows, a + 4096)
+            idx = np.arange(a, b)
+            x = np.broadcast_to(idx.reshape(-1, *([1] * len(shape))), (b - a, *shape))
+            w.append(x.astype(dtype), (idx % classes).astype(np.int64))
+    return path
+
+
+@pytest.fixture
+def make_dataset() -> Any:
+    """``make_dataset(path, rows, shape=(8, 8), classes=3)``: see :func:`write_dataset`."""
+    return write_dataset

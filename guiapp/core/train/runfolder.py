@@ -1,0 +1,73 @@
+"""A run folder: everything one training run writes, each file replaced atomically.
+
+```
+RUN_DIR/
+  config.json        resolved config: dataset path and shard hashes, model spec, seeds, versions
+  events.jsonl       every event the run emitted (appended)
+  history.csv        one row per epoch
+  checkpoints/last.h5  weights + optimizer + position (epoch, step) of the newest checkpoint
+  best.keras, last.keras
+  confusion.csv, report.json, report.md   evaluation with class names
+  train.log          tracebacks of failures
+```
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..atomic import atomic_write_text
+
+HISTORY_FIELDS = [
+    "epoch",
+    "loss",
+    "accuracy",
+    "val_loss",
+    "val_accuracy",
+    "duration_s",
+    "rows_per_s",
+    "input_wait",
+]
+
+
+class RunFolder:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    config = property(lambda self: self.path / "config.json")
+    events = property(lambda self: self.path / "events.jsonl")
+    history = property(lambda self: self.path / "history.csv")
+    checkpoint = property(lambda self: self.path / "checkpoints" / "last.h5")
+    best_model = property(lambda self: self.path / "best.keras")
+    last_model = property(lambda self: self.path / "last.keras")
+    log = property(lambda self: self.path / "train.log")
+
+    def create(self) -> None:
+        (self.path / "checkpoints").mkdir(parents=True, exist_ok=True)
+
+    def write_json(self, name: str, obj: Any) -> None:
+        atomic_write_text(
+            self.path / name, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n"
+        )
+
+    def read_json(self, name: str) -> Any:
+        return json.loads((self.path / name).read_text())
+
+    def write_history(self, rows: list[dict[str, Any]]) -> None:
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=HISTORY_FIELDS, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in HISTORY_FIELDS})
+        atomic_write_text(self.history, buf.getvalue())
+
+    def read_history(self) -> list[dict[str, Any]]:
+        if not self.history.exists():
+            return []
+        with open(self.history, newline="") as fh:
+            return [dict(r) for r in csv.DictReader(fh)]

@@ -1,0 +1,218 @@
+"""``CliJob``: one headless ``guiapp <command>`` child process, its JSON-line events as signals.
+
+The GUI never runs long work itself (DESIGN.md, "One engine, three faces"): it starts the
+CLI with :class:`QProcess`, reads one JSON event per stdout line, and asks it to stop with a
+``stop`` line on stdin, killing it only after a grace period. Nothing here blocks the GUI
+thread: no ``waitFor...`` calls, only signals and timers.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from PySide6.QtCore import QObject, QProcess, QTimer, Signal
+
+STOP_GRACE_MS = 10_000
+STDERR_KEEP = 64 * 1024
+
+
+def cli_prefix() -> list[str]:
+    """How to call our own CLI: the frozen binary itself, or ``python -m guiapp``."""
+    return [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "guiapp"]
+
+
+def format_eta(seconds: float | None) -> str:
+    """``h:mm:ss`` for an ETA in seconds; an empty string when unknown."""
+    if seconds is None or seconds < 0 or seconds != seconds:
+        return ""
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def format_rate(rows_per_s: float | None) -> str:
+    if rows_per_s is None or rows_per_s <= 0:
+        return ""
+    if rows_per_s >= 1e6:
+        return f"{rows_per_s / 1e6:.2f}M"
+    if rows_per_s >= 1e4:
+        return f"{rows_per_s / 1e3:.0f}k"
+    return f"{rows_per_s:,.0f}"
+
+
+def error_line(stderr: str) -> str:
+    """The one line to show for a failed job: the CLI's last message, without its prefix."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    line = lines[-1]
+    for prefix in ("guiapp: error: ", "guiapp: "):
+        if line.startswith(prefix):
+            return line[len(prefix) :]
+    return line
+
+
+class CliJob(QObject):
+    """Run ``guiapp COMMAND ARGS... [--events -]`` and turn its output into signals.
+
+    ``status`` goes ``"new" -> "running" -> "finished" | "stopped" | "failed"``. Lines of
+    stdout that are not events (``check --json`` prints one JSON object) are kept in
+    :attr:`output`. A finished job can be started again (:meth:`resume`).
+    """
+
+    event = Signal(dict)
+    #: done, total, rows per second, ETA seconds (None when unknown)
+    progress = Signal(object, object, object, object)
+    #: ok (True only for "finished"), one-line message
+    finished = Signal(bool, str)
+    status_changed = Signal(str)
+
+    def __init__(
+        self,
+        name: str,
+        command: str,
+        args: list[str],
+        *,
+        events: bool = True,
+        resumable: bool = False,
+        working_dir: str | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.name = name
+        self.command = command
+        self.args = list(args)
+        self.events = events
+        self.resumable = resumable
+        self.working_dir = working_dir
+        self.status = "new"
+        self.message = ""
+        self.output = ""
+        self.stderr = ""
+        self.last_event: dict[str, Any] = {}
+        self.stop_requested = False
+        self._buffer = b""
+        self._process: QProcess | None = None
+        self._kill_timer = QTimer(self)
+        self._kill_timer.setSingleShot(True)
+        self._kill_timer.timeout.connect(self._kill)
+
+    # ------------------------------------------------------------------ control
+    def argv(self) -> list[str]:
+        tail = ["--events", "-"] if self.events else []
+        return [*cli_prefix(), self.command, *self.args, *tail]
+
+    def is_running(self) -> bool:
+        return self.status == "running"
+
+    def start(self) -> None:
+        if self.is_running():
+            raise RuntimeError(f"job {self.name!r} is already running")
+        self.stop_requested = False
+        self.message = self.output = self.stderr = ""
+        self.last_event = {}
+        self._buffer = b""
+        process = QProcess(self)
+        if self.working_dir:
+            process.setWorkingDirectory(self.working_dir)
+        process.readyReadStandardOutput.connect(self._read_stdout)
+        process.readyReadStandardError.connect(self._read_stderr)
+        process.finished.connect(self._on_finished)
+        process.errorOccurred.connect(self._on_error)
+        self._process = process
+        self._set_status("running")
+        program, *arguments = self.argv()
+        process.start(program, arguments)
+
+    def resume(self) -> None:
+        """Run the same command again, with ``--resume`` (generation finishes unsealed shards)."""
+        if self.resumable and "--resume" not in self.args:
+            self.args.append("--resume")
+        self.start()
+
+    def stop(self) -> None:
+        """Ask the job to stop at its next block; kill it if it is still alive after the grace."""
+        process = self._process
+        if process is None or not self.is_running():
+            return
+        self.stop_requested = True
+        if process.state() == QProcess.ProcessState.Running:
+            process.write(b"stop\n")
+        self._kill_timer.start(STOP_GRACE_MS)
+
+    def _kill(self) -> None:
+        if self._process is not None and self._process.state() != QProcess.ProcessState.NotRunning:
+            self._process.kill()
+
+    # ------------------------------------------------------------------ output
+    def _read_stdout(self) -> None:
+        if self._process is None:
+            return
+        self._buffer += bytes(self._process.readAllStandardOutput().data())
+        *lines, self._buffer = self._buffer.split(b"\n")
+        for raw in lines:
+            self._line(raw.decode("utf-8", errors="replace"))
+
+    def _line(self, text: str) -> None:
+        event: Any = None
+        if text.startswith("{") and text.rstrip().endswith("}"):
+            try:
+                event = json.loads(text)
+            except json.JSONDecodeError:
+                event = None
+        if not isinstance(event, dict) or "event" not in event:
+            self.output += text + "\n"
+            return
+        self.last_event = event
+        self.event.emit(event)
+        if event["event"] == "progress":
+            done, total = event.get("done"), event.get("total")
+            if event.get("phase") == "read":  # import's first pass counts bytes
+                done, total = event.get("bytes_done"), event.get("bytes_total")
+            self.progress.emit(done, total, event.get("rows_per_s"), event.get("eta_s"))
+
+    def _read_stderr(self) -> None:
+        if self._process is None:
+            return
+        text = bytes(self._process.readAllStandardError().data()).decode("utf-8", "replace")
+        self.stderr = (self.stderr + text)[-STDERR_KEEP:]
+
+    # ------------------------------------------------------------------ the end
+    def _on_error(self, error: QProcess.ProcessError) -> None:
+        if error == QProcess.ProcessError.FailedToStart:
+            self._finish("failed", f"could not start {self.argv()[0]}: check the installation")
+
+    def _on_finished(self, exit_code: int, exit_status: QProcess.ExitStatus) -> None:
+        self._read_stdout()
+        self._read_stderr()
+        if self._buffer:
+            self._line(self._buffer.decode("utf-8", errors="replace"))
+            self._buffer = b""
+        last = self.last_event.get("event")
+        crashed = exit_status == QProcess.ExitStatus.CrashExit
+        if last == "failed" or (exit_code not in (0, 130) and not crashed):
+            message = str(self.last_event.get("message") or "") if last == "failed" else ""
+            message = message or error_line(self.stderr) or f"exited with code {exit_code}"
+            self._finish("failed", message)
+        elif last == "stopped" or exit_code == 130:
+            self._finish("stopped", "stopped")
+        elif crashed:
+            if self.stop_requested:
+                self._finish("stopped", "killed: it did not stop within the grace period")
+            else:
+                self._finish("failed", error_line(self.stderr) or "the job process crashed")
+        else:
+            self._finish("finished", "done")
+
+    def _finish(self, status: str, message: str) -> None:
+        if self.status != "running":
+            return
+        self._kill_timer.stop()
+        self.message = message
+        self._set_status(status)
+        self.finished.emit(status == "finished", message)
+
+    def _set_status(self, status: str) -> None:
+        self.status = status
+        self.status_changed.emit(status)

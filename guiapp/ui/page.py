@@ -1,0 +1,66 @@
+"""The base of every page: a heading, one sentence of purpose, then the page's content."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QLabel,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
+
+from guiapp.core.project import Project
+
+SP = QStyle.StandardPixmap
+
+
+class Page(QWidget):
+    """A titled page: a heading, one sentence of purpose, then the page's own content."""
+
+    title = ""
+    blurb = ""
+    icon = SP.SP_FileIcon
+
+    #: the page changed the project's content (the window marks it unsaved)
+    project_changed = Signal()
+    #: the page started a background job (a ``CliJob``); the window lists it in the Jobs panel
+    job_started = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(f"page_{self.title.lower()}")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)
+        heading = QLabel(self.title)
+        font = QFont(heading.font())
+        font.setPointSizeF(font.pointSizeF() * 1.6)
+        font.setBold(True)
+        heading.setFont(font)
+        self.blurb_label = QLabel(self.blurb)
+        self.blurb_label.setWordWrap(True)
+        self.blurb_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(heading)
+        layout.addWidget(self.blurb_label)
+        self.body = QVBoxLayout()
+        layout.addLayout(self.body, 1)
+
+    def set_project(self, project: Project) -> None:
+        """Show ``project``; pages that display project content override this."""
+
+    def project_updated(self) -> None:
+        """Another page changed the current project (e.g. added a dataset)."""
+
+
+class PlaceholderPage(Page):
+    """A page whose content arrives later: the sentence and, centred, what it waits for."""
+
+    arrives_with = ""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.pending_label = QLabel(f"This page arrives with {self.arrives_with}.")
+        self.pending_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.pending_label.setEnabled(False)
+        self.body.addWidget(self.pending_label, 1)

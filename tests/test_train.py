@@ -1,0 +1,348 @@
+"""The training runner as the GUI and a cluster use it: real `guiapp train` processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from guiapp.core.store import Dataset
+
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+
+
+def guiapp(*args: str | os.PathLike[str], timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "guiapp", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=ENV,
+    )
+
+
+def events_of(text: str) -> list[dict]:
+    out = []
+    for line in text.splitlines():
+        if line.startswith("{"):
+            out.append(json.loads(line))
+    return out
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("data") / "cells.h5"
+    r = guiapp(
+        "generate",
+        path,
+        "--generator",
+        "patterns2d",
+        "--n",
+        "1200",
+        "--seed",
+        "3",
+        "--shard-rows",
+        "1024",
+    )
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+@pytest.fixture(scope="module")
+def kmers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("data") / "kmers.h5"
+    r = guiapp("generate", path, "--generator", "kmer1d", "--n", "600", "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+TRAIN = [
+    "--batch",
+    "32",
+    "--val",
+    "0.2",
+    "--log-every",
+    "5",
+    "--checkpoint-every",
+    "7",
+    "--events",
+    "-",
+]
+
+
+def test_cnn2d_small_run_folder_and_events(tmp_path: Path, images: Path) -> None:
+    out = tmp_path / "run"
+    r = guiapp(
+        "train", "--data", images, "--model", "cnn2d-small", "--out", out, "--epochs", "2", *TRAIN
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    ev = events_of(r.stdout)
+    kinds = [e["event"] for e in ev]
+    assert kinds[0] == "started" and kinds[-1] == "finished"
+    for k in ("batch", "epoch", "checkpoint", "evaluation"):
+        assert k in kinds
+    batch = next(e for e in ev if e["event"] == "batch")
+    assert {"loss", "accuracy", "rows_per_s", "input_wait"} <= set(batch)
+    assert 0.0 <= batch["input_wait"] <= 1.0
+    for name in (
+        "config.json",
+        "events.jsonl",
+        "history.csv",
+        "checkpoints/last.h5",
+        "best.keras",
+        "last.keras",
+        "confusion.csv",
+        "report.json",
+        "report.md",
+    ):
+        assert (out / name).exists(), name
+    report = json.loads((out / "report.json").read_text())
+    with Dataset(images) as ds:
+        assert report["class_names"] == ds.class_names
+    assert len(report["confusion"]) == 5 and sum(map(sum, report["confusion"])) == report["rows"]
+    config = json.loads((out / "config.json").read_text())
+    assert config["dataset"]["shard_hashes"] and config["versions"]["tensorflow"]
+    history = (out / "history.csv").read_text().splitlines()
+    assert len(history) == 3 and history[0].startswith("epoch,loss,accuracy,val_loss")
+    assert len(events_of((out / "events.jsonl").read_text())) == len(ev)
+    # A saved model loads safely and predicts.
+    import keras
+
+    model = keras.saving.load_model(out / "last.keras", safe_mode=True)
+    assert model.predict(np.zeros((2, 25, 25, 1), np.float32), verbose=0).shape == (2, 5)
+
+
+def test_kmer_conv1d_trains(tmp_path: Path, kmers: Path) -> None:
+    r = guiapp(
+        "train",
+        "--data",
+        kmers,
+        "--model",
+        "kmer-conv1d",
+        "--out",
+        tmp_path / "k",
+        "--epochs",
+        "1",
+        *TRAIN,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    fin = events_of(r.stdout)[-1]
+    assert fin["event"] == "finished" and fin["val_accuracy"] is not None
+
+
+def _final_weights(run: Path) -> list[np.ndarray]:
+    import keras
+
+    return [np.asarray(w) for w in keras.saving.load_model(run / "last.keras").get_weights()]
+
+
+def test_stop_then_resume_equals_uninterrupted(tmp_path: Path, images: Path) -> None:
+    args = ["--model", "cnn2d-small", "--epochs", "2", *TRAIN]
+    ref = guiapp("train", "--data", images, "--out", tmp_path / "ref", *args)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    out = tmp_path / "stopped"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "guiapp", "train", "--data", str(images), "--out", str(out), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
+    assert proc.stdin and proc.stdout
+    seen = []
+    for line in proc.stdout:
+        e = json.loads(line)
+        seen.append(e)
+        if e["event"] == "batch" and e["step"] >= 10:
+            proc.stdin.write("stop\n")
+            proc.stdin.flush()
+            break
+    rest = proc.stdout.read()
+    assert proc.wait(120) == 0
+    kinds = [e["event"] for e in events_of(rest)]
+    assert kinds[-1] == "stopped" and "finished" not in kinds
+    r = guiapp("train", "--data", images, "--out", out, *args, "--resume")
+    assert r.returncode == 0, r.stderr[-2000:]
+    started = events_of(r.stdout)[0]
+    assert started["resumed_from"]["step"] >= 10
+    for a, b in zip(_final_weights(tmp_path / "ref"), _final_weights(out), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_sigkill_then_resume(tmp_path: Path, images: Path) -> None:
+    args = ["--model", "cnn2d-small", "--epochs", "2", *TRAIN]
+    out = tmp_path / "killed"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "guiapp", "train", "--data", str(images), "--out", str(out), *args],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
+    assert proc.stdout
+    for line in proc.stdout:
+        e = json.loads(line)
+        if e["event"] == "checkpoint" and e["step"] >= 7:
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+    proc.wait(60)
+    r = guiapp("train", "--data", images, "--out", out, *args, "--resume")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert events_of(r.stdout)[-1]["event"] == "finished"
+    ref = guiapp("train", "--data", images, "--out", tmp_path / "ref", *args)
+    assert ref.returncode == 0
+    for a, b in zip(_final_weights(tmp_path / "ref"), _final_weights(out), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_two_logical_devices(tmp_path: Path, images: Path) -> None:
+    r = guiapp(
+        "train",
+        "--data",
+        images,
+        "--model",
+        "cnn2d-small",
+        "--out",
+        tmp_path / "m",
+        "--devices",
+        "cpu:2",
+        *TRAIN,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    started = events_of(r.stdout)[0]
+    assert started["replicas"] == 2 and started["global_batch"] == 64
+    assert events_of(r.stdout)[-1]["event"] == "finished"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_two_workers_multiworker_mirrored(tmp_path: Path, images: Path) -> None:
+    cluster = tmp_path / "cluster.json"
+    cluster.write_text(
+        json.dumps({"worker": [f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"]})
+    )
+    out = tmp_path / "mw"
+    cmd = [
+        sys.executable,
+        "-m",
+        "guiapp",
+        "train",
+        "--data",
+        str(images),
+        "--model",
+        "cnn2d-small",
+        "--out",
+        str(out),
+        "--cluster",
+        str(cluster),
+        *TRAIN,
+    ]
+    procs = [
+        subprocess.Popen(
+            [*cmd, "--worker-index", str(i)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+        )
+        for i in range(2)
+    ]
+    outs = [p.communicate(timeout=400) for p in procs]
+    for p, (_out, e) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, e[-3000:]
+    fins = [events_of(o)[-1] for o, _ in outs]
+    assert all(f["event"] == "finished" for f in fins)
+    assert fins[0]["weights_hash"] == fins[1]["weights_hash"]
+    assert (out / "last.keras").exists() and (out / "report.json").exists()
+
+
+def _spec(tmp_path: Path, **change) -> Path:
+    from guiapp.core.model import get_template
+
+    spec = get_template("cnn2d-small")
+    spec.update(change)
+    p = tmp_path / "spec.json"
+    p.write_text(json.dumps(spec))
+    return p
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        ("unknown-layer", "Conv9D"),
+        ("wrong-parameter", "filters"),
+        ("input-shape", "input"),
+        ("label-count", "class"),
+        ("missing-dataset", "does not exist"),
+    ],
+)
+def test_bad_input_exit_2_and_no_run_folder(
+    tmp_path: Path, images: Path, case: str, expected: str
+) -> None:
+    from guiapp.core.model import get_template
+
+    spec = get_template("cnn2d-small")
+    data = images
+    if case == "unknown-layer":
+        spec["layers"][0]["type"] = "Conv9D"
+    elif case == "wrong-parameter":
+        spec["layers"][0]["filters"] = "sixteen"
+    elif case == "input-shape":
+        spec["input"]["shape"] = [32, 32, 1]
+    elif case == "label-count":
+        spec["layers"][-1]["units"] = 3
+    elif case == "missing-dataset":
+        data = tmp_path / "nope.h5"
+    p = tmp_path / "spec.json"
+    p.write_text(json.dumps(spec))
+    out = tmp_path / "run"
+    r = guiapp("train", "--data", data, "--model", p, "--out", out, *TRAIN)
+    assert r.returncode == 2, r.stderr[-2000:]
+    err = r.stderr.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in r.stderr
+    assert expected in err[0]
+    assert not out.exists(), "bad input must not leave a run folder"
+
+
+def test_corrupt_checkpoint_on_resume(tmp_path: Path, images: Path) -> None:
+    out = tmp_path / "run"
+    r = guiapp(
+        "train",
+        "--data",
+        images,
+        "--model",
+        "cnn2d-small",
+        "--out",
+        out,
+        "--max-steps",
+        "3",
+        *TRAIN,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    ckpt = out / "checkpoints" / "last.h5"
+    ckpt.write_bytes(ckpt.read_bytes()[:200])
+    r = guiapp(
+        "train",
+        "--data",
+        images,
+        "--model",
+        "cnn2d-small",
+        "--out",
+        out,
+        "--max-steps",
+        "3",
+        *TRAIN,
+        "--resume",
+    )
+    assert r.returncode == 2
+    assert "checkpoint is damaged" in r.stderr and "Traceback" not in r.stderr

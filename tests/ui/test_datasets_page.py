@@ -1,0 +1,134 @@
+"""The Datasets page through its real widgets: generate, import, check, locate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QFileDialog
+
+from guiapp.core.project import DatasetRef, Project
+from guiapp.ui.datasets_page import DatasetsPage
+from guiapp.ui.generate_dialog import GenerateDialog
+from guiapp.ui.import_dialog import ImportDialog
+from guiapp.ui.main_window import MainWindow
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path) -> MainWindow:
+    project = Project.new(tmp_path / "p.gproj", "Demo")
+    project.save()
+    w = MainWindow(Project.load(tmp_path / "p.gproj"))
+    qtbot.addWidget(w)
+    w.show()
+    return w
+
+
+def page_of(window: MainWindow) -> DatasetsPage:
+    page = window.page("Datasets")
+    assert isinstance(page, DatasetsPage)
+    return page
+
+
+def cell(page: DatasetsPage, row: int, col: int) -> str:
+    item = page.table.item(row, col)
+    return item.text() if item else ""
+
+
+def test_generate_dialog_end_to_end(window: MainWindow, qtbot, tmp_path: Path) -> None:
+    page = page_of(window)
+    page.generate_button.click()
+    dialog = page.findChild(GenerateDialog)
+    assert dialog is not None and dialog.isVisible()
+    dialog.rows.setText("abc")
+    assert "Rows" in dialog.message.text()
+    assert dialog.start() is None  # not started while the form is wrong
+    dialog.rows.setText("2,000")
+    dialog.classes.setValue(4)
+    dialog.seed.setValue(3)
+    dialog.output.set_path(tmp_path / "data" / "gen.h5")
+    assert dialog.message.text() == ""
+    dialog.plan_button.click()
+    qtbot.waitUntil(lambda: "Plan:" in dialog.plan_label.text(), timeout=30_000)
+    assert "2,000 rows in 1 shard" in dialog.plan_label.text()
+    dialog.start_button.click()
+    assert not dialog.isVisible()
+    assert window.jobs_panel.table.rowCount() == 1
+    qtbot.waitUntil(
+        lambda: page.table.rowCount() == 1 and cell(page, 0, 1) == "2,000", timeout=30_000
+    )
+    assert cell(page, 0, page.NAME) == "gen"
+    assert cell(page, 0, page.SAMPLE) == "25x25 float32"
+    assert cell(page, 0, page.CLASSES).startswith("4: grating")
+    assert window.is_modified() and window.windowTitle().startswith("Demo*")
+    assert window.project.datasets[0].path == tmp_path / "data" / "gen.h5"
+    assert window.jobs_panel.table.item(0, 1).text() == "done"
+
+
+def test_generate_dialog_kmer_parameters_form(window: MainWindow) -> None:
+    dialog = page_of(window).open_generate_dialog()
+    dialog.generator.setCurrentText("kmer1d")
+    assert dialog.shape.text() == "126" and dialog.dtype.currentText() == "uint16"
+    assert {"k", "vocab", "difficulty", "reverse_complement"} <= set(dialog.param_widgets)
+    dialog.param_widgets["k"].setText("99")
+    assert "k 99" in dialog.message.text()
+    dialog.param_widgets["k"].setText("5")
+    assert dialog.message.text() == ""
+    args = dialog.cli_args()
+    assert json.loads(args[args.index("--params") + 1])["k"] == 5
+    dialog.reject()
+
+
+def test_import_dialog_preview_and_import(window: MainWindow, qtbot, tmp_path: Path) -> None:
+    src = tmp_path / "reads.jsonl"
+    lines = [json.dumps({"cls": f"g{i % 2}", "kmers": list(range(i, i + 5))}) for i in range(30)]
+    lines.insert(2, "{not json")
+    src.write_text("\n".join(lines) + "\n")
+    page = page_of(window)
+    page.import_button.click()
+    dialog = page.findChild(ImportDialog)
+    assert dialog is not None
+    dialog.label_field.setText("cls")
+    dialog.data_field.setText("kmers")
+    dialog.source.set_path(src)
+    assert dialog.format.currentText() == "jsonl"
+    table = dialog.preview_table
+    assert table.rowCount() == 20
+    assert [table.item(0, c).text() for c in range(4)] == [
+        "reads.jsonl:1",
+        "g0",
+        "[0, 1, 2, 3, 4]",
+        "5",
+    ]
+    assert "invalid JSON" in table.item(2, 4).text()
+    assert "1 with a problem" in dialog.preview_label.text()
+    dialog.on_error.setCurrentText("skip")
+    dialog.length.setValue(8)
+    assert dialog.output.path().endswith("reads.h5")
+    dialog.start_button.click()
+    qtbot.waitUntil(lambda: cell(page, 0, page.ROWS) == "30", timeout=30_000)
+    assert cell(page, 0, page.SAMPLE) == "8 uint16"
+
+
+def test_missing_dataset_is_shown_and_located_and_checked(
+    window: MainWindow, qtbot, tmp_path: Path, monkeypatch, make_dataset
+) -> None:
+    real = make_dataset(tmp_path / "moved" / "d.h5", 500)
+    window.project.datasets = [DatasetRef("d", tmp_path / "old" / "d.h5")]
+    window.set_project(window.project)
+    page = page_of(window)
+    assert "missing" in cell(page, 0, page.STATUS)
+    page.table.selectRow(0)
+    assert page.locate_button.isEnabled() and not page.check_button.isEnabled()
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(real), ""))
+    )
+    page.locate_button.click()
+    assert window.project.datasets[0].path == real and window.is_modified()
+    qtbot.waitUntil(lambda: cell(page, 0, page.ROWS) == "500", timeout=10_000)
+    assert cell(page, 0, page.STATUS) == "not checked"
+    page.table.selectRow(0)
+    job = page.check_selected()
+    assert job is not None
+    qtbot.waitUntil(lambda: cell(page, 0, page.STATUS) == "checked OK", timeout=30_000)

@@ -1,0 +1,76 @@
+"""CliJob runs the real CLI as a child process; the Jobs panel follows its signals."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from guiapp.ui.jobs import CliJob, cli_prefix, error_line, format_eta, format_rate
+from guiapp.ui.jobs_panel import JobsPanel
+
+
+def test_helpers() -> None:
+    assert cli_prefix() == [sys.executable, "-m", "guiapp"]
+    assert format_eta(3725) == "1:02:05"
+    assert format_eta(None) == ""
+    assert format_rate(1_500_000) == "1.50M"
+    assert error_line("noise\nguiapp: error: --n 0: give rows\n") == "--n 0: give rows"
+
+
+def test_generate_job_emits_progress_and_finished(qtbot, tmp_path: Path) -> None:
+    out = tmp_path / "small.h5"
+    job = CliJob("generate small", "generate", [str(out), "--n", "3000", "--seed", "1"])
+    progress: list[tuple] = []
+    kinds: list[str] = []
+    job.progress.connect(lambda *a: progress.append(a))
+    job.event.connect(lambda e: kinds.append(e["event"]))
+    with qtbot.waitSignal(job.finished, timeout=30_000) as blocker:
+        job.start()
+    assert blocker.args == [True, "done"]
+    assert job.status == "finished"
+    assert kinds[0] == "started" and kinds[-1] == "finished"
+    assert progress and progress[-1][:2] == (3000, 3000)
+    assert out.exists()
+
+
+def test_stop_ends_a_running_job_with_a_stopped_event_and_resume_finishes(
+    qtbot, tmp_path: Path
+) -> None:
+    out = tmp_path / "big.h5"
+    args = [str(out), "--n", "150000", "--shard-rows", "5000"]
+    job = CliJob("generate big", "generate", args, resumable=True)
+    panel = JobsPanel()
+    qtbot.addWidget(panel)
+    row = panel.add_job(job)
+    kinds: list[str] = []
+    job.event.connect(lambda e: kinds.append(e["event"]))
+    with qtbot.waitSignal(job.progress, timeout=30_000):
+        job.start()
+    assert panel.running_jobs() == [job]
+    assert row.cancel_button.isEnabled() and not row.resume_button.isEnabled()
+    with qtbot.waitSignal(job.finished, timeout=30_000) as blocker:
+        row.cancel_button.click()
+    assert blocker.args[0] is False
+    assert job.status == "stopped" and "stopped" in kinds
+    assert panel.table.item(0, JobsPanel.STATUS).text() == "stopped"
+    assert row.resume_button.isEnabled()
+    with qtbot.waitSignal(job.finished, timeout=60_000) as blocker:
+        row.resume_button.click()
+    assert blocker.args == [True, "done"]
+    assert job.args[-1] == "--resume"
+    assert row.bar.value() == 1000
+    assert panel.table.item(0, JobsPanel.STATUS).text() == "done"
+    assert panel.table.rowCount() == 1  # finished jobs stay listed
+
+
+def test_failed_job_shows_one_clear_line(qtbot, tmp_path: Path) -> None:
+    job = CliJob("bad", "generate", [str(tmp_path / "x.h5"), "--n", "0"])
+    panel = JobsPanel()
+    qtbot.addWidget(panel)
+    panel.add_job(job)
+    with qtbot.waitSignal(job.finished, timeout=30_000) as blocker:
+        job.start()
+    ok, message = blocker.args
+    assert not ok and job.status == "failed"
+    assert "--n" in message and "\n" not in message and "Traceback" not in message
+    assert panel.table.item(0, JobsPanel.STATUS).text().startswith("failed: ")
