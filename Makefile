@@ -32,8 +32,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check guiapp tests
 	$(BIN)/mypy
 
+# The GUI tests run in a process of their own: they check that the GUI never imports
+# TensorFlow, which the core tests (training, pipeline) import in theirs.
 test: lint
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest --ignore=tests/ui
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest tests/ui
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -25,6 +25,7 @@ from .devices import Devices
 from .evaluate import confusion_matrix, write_evaluation
 from .runfolder import RunFolder
 from .setup import check_model_against_data, resolved_config
+from .steps import make_steps
 
 
 class TrainingJob:
@@ -92,14 +93,13 @@ class TrainingJob:
         strategy = self.dev.strategy
         with strategy.scope():
             model = build_model(cfg.model)
-            _loss, optimizer, _metrics = compile_parts(cfg.model)
+            loss_obj, optimizer, _metrics = compile_parts(cfg.model)
             optimizer.build(model.trainable_variables)
         if values is not None:
             with strategy.scope():
                 assign_all(model.variables, values[0], "model", self.run.checkpoint)
                 assign_all(optimizer.variables, values[1], "optimizer", self.run.checkpoint)
 
-        loss_fn = keras.losses.get(cfg.model.get("loss", "sparse_categorical_crossentropy"))
         x_shape = tuple(int(s) for s in model.input_shape[1:])
         in_dtype = str(model.inputs[0].dtype)
         in_dtype = in_dtype.removeprefix("<dtype: '").removesuffix("'>")
@@ -184,38 +184,9 @@ class TrainingJob:
             ),
         )
 
-        def step_fn(*batch: Any) -> tuple[Any, Any]:
-            x, y = batch[0], batch[1]
-            with tf.GradientTape() as tape:
-                probs = model(x, training=True)
-                per_example = loss_fn(y, probs)
-                if weighted:
-                    per_example = per_example * tf.cast(batch[2], per_example.dtype)
-                loss = tf.reduce_sum(per_example) / global_batch
-                if model.losses:
-                    loss += tf.add_n(model.losses) / self.dev.replicas
-                scaled = optimizer.scale_loss(loss) if hasattr(optimizer, "scale_loss") else loss
-            grads = tape.gradient(scaled, model.trainable_variables)
-            optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
-            correct = tf.reduce_sum(
-                tf.cast(
-                    tf.equal(tf.argmax(probs, -1, output_type=tf.int32), tf.cast(y, tf.int32)),
-                    tf.float32,
-                )
-            )
-            return tf.reduce_sum(tf.cast(per_example, tf.float32)), correct
-
-        @tf.function
-        def train_step(batch: Any) -> tuple[Any, Any]:
-            loss_sum, correct = strategy.run(step_fn, args=tuple(batch))
-            sum_ = tf.distribute.ReduceOp.SUM
-            return strategy.reduce(sum_, loss_sum, axis=None), strategy.reduce(
-                sum_, correct, axis=None
-            )
-
-        @tf.function
-        def predict(x: Any) -> Any:
-            return model(x, training=False)
+        train_step, predict, loss_fn = make_steps(
+            model, optimizer, loss_obj, strategy, global_batch, weighted
+        )
 
         history: list[dict[str, Any]] = list(position.get("history", []))
         best = position.get("best")
@@ -398,7 +369,12 @@ class TrainingJob:
         for x, y in pipe.tf_dataset(range(1), x_shape=x_shape):
             probs = predict(x)
             total_loss += float(np.sum(loss_fn(y, probs)))
-            pred = np.argmax(probs.numpy(), axis=-1)
+            p = probs.numpy()
+            pred = (
+                (p.reshape(-1) > 0.5).astype(np.int64)
+                if p.shape[-1] == 1
+                else np.argmax(p, axis=-1)
+            )
             cm += confusion_matrix(y.numpy(), pred, k)
         rows = int(cm.sum())
         return total_loss / max(1, rows), float(np.trace(cm)) / max(1, rows), cm
