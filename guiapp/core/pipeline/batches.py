@@ -37,7 +37,7 @@ class BatchPipeline:
         seed: int = 0,
         block_rows: int = 1024,
         window_blocks: int = 8,
-        chunk_rows: int = 32,
+        chunk_rows: int = 64,
         worker: int = 0,
         workers: int = 1,
         shuffle: bool = True,

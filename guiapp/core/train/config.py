@@ -28,7 +28,7 @@ class TrainConfig:
     checkpoint_every: int = 200
     block_rows: int = 0  # 0: automatic (1024, smaller for small datasets)
     window_blocks: int = 8
-    chunk_rows: int = 32
+    chunk_rows: int = 64
     augment: dict[str, Any] = field(default_factory=dict)
     class_weights: str | None = None
     max_steps: int = 0  # stop after this many steps per epoch (0: all); for quick runs
