@@ -40,3 +40,33 @@ test: lint
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+
+# --- packaging (packaging/README.md). Not part of `make test`.
+# `make package`      builds dist/guiapp/ (PyInstaller one-folder), dist/guiapp-VERSION-linux-x86_64.tar.gz
+#                     and dist/guiapp_VERSION_amd64.deb, in its own virtualenv PKG_VENV (never .venv).
+# `make package-test` installs that .deb (dpkg -i, as root), runs it as a non-root user, uninstalls it.
+PKG_VENV  ?= build/pkgvenv
+PKG_BIN   := $(PKG_VENV)/bin
+PKG_STAMP := $(PKG_VENV)/.installed
+
+.PHONY: package package-test
+
+$(PKG_STAMP): packaging/requirements-freeze.txt pyproject.toml
+	@test -x $(PKG_BIN)/python || $(PYTHON) -m venv $(PKG_VENV)
+	$(PKG_BIN)/python -m pip install -q --upgrade pip
+	$(PKG_BIN)/python -m pip install -q -r packaging/requirements-freeze.txt
+	$(PKG_BIN)/python -m pip install -q --no-deps -e .
+	@touch $(PKG_STAMP)
+
+package: $(PKG_STAMP)
+	@start=$$(date +%s); \
+	rm -rf dist/guiapp build/pyinstaller; \
+	$(PKG_BIN)/pyinstaller --noconfirm --clean --log-level WARN \
+	  --distpath dist --workpath build/pyinstaller packaging/guiapp.spec || exit 1; \
+	echo "package: PyInstaller bundle dist/guiapp ($$(du -sh dist/guiapp | cut -f1)) in $$(( $$(date +%s) - start )) s"; \
+	bash packaging/build_deb.sh || exit 1; \
+	echo "package: done in $$(( $$(date +%s) - start )) s"; ls -l dist
+
+package-test:
+	@test -n "$$(ls dist/guiapp_*_amd64.deb 2>/dev/null)" || { echo "package-test: no dist/guiapp_*_amd64.deb; run 'make package' first"; exit 2; }
+	bash packaging/test_install.sh

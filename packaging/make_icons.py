@@ -1,4 +1,6 @@
-"""Draw the guiapp icon with QPainter and write resources/icons/guiapp-<size>.png.
+"""Draw the guiapp icon with QPainter and write resources/icons/guiapp-<size>.png
+(16..256) and guiapp.ico (Windows; 16, 32, 48, 256). macOS's .icns is made from the PNGs
+on the Mac (packaging/macos/README.md).
 
     QT_QPA_PLATFORM=offscreen python packaging/make_icons.py [OUT_DIR]
 
@@ -39,8 +41,17 @@ def draw(size: int) -> object:
     p.drawRoundedRect(tile, radius, radius)
 
     # 3x3 grid of sample cells, in a fixed pattern of intensities
-    shades = ("#9cc4ff", "#4f86d9", "#2e62b5", "#4f86d9", "#d6e6ff", "#4f86d9", "#2e62b5",
-              "#4f86d9", "#9cc4ff")
+    shades = (
+        "#9cc4ff",
+        "#4f86d9",
+        "#2e62b5",
+        "#4f86d9",
+        "#d6e6ff",
+        "#4f86d9",
+        "#2e62b5",
+        "#4f86d9",
+        "#9cc4ff",
+    )
     inner = tile.adjusted(s * 0.16, s * 0.16, -s * 0.16, -s * 0.16)
     gap = max(1.0, s * 0.035) if size >= 32 else 1.0
     cell = (inner.width() - 2 * gap) / 3
@@ -54,18 +65,50 @@ def draw(size: int) -> object:
     # falling loss curve
     path = QPainterPath()
     path.moveTo(QPointF(0.15 * s, 0.22 * s))
-    path.cubicTo(QPointF(0.30 * s, 0.74 * s), QPointF(0.50 * s, 0.76 * s),
-                 QPointF(0.86 * s, 0.77 * s))
+    path.cubicTo(
+        QPointF(0.30 * s, 0.74 * s), QPointF(0.50 * s, 0.76 * s), QPointF(0.86 * s, 0.77 * s)
+    )
     width = max(1.5, s * 0.06)
     p.setBrush(Qt.BrushStyle.NoBrush)
-    p.setPen(QPen(QColor("#0d2350"), width * 1.9, Qt.PenStyle.SolidLine,
-                  Qt.PenCapStyle.RoundCap, Qt.PenJoinStyle.RoundJoin))
+    p.setPen(
+        QPen(
+            QColor("#0d2350"),
+            width * 1.9,
+            Qt.PenStyle.SolidLine,
+            Qt.PenCapStyle.RoundCap,
+            Qt.PenJoinStyle.RoundJoin,
+        )
+    )
     p.drawPath(path)
-    p.setPen(QPen(QColor("#ff9f1c"), width, Qt.PenStyle.SolidLine,
-                  Qt.PenCapStyle.RoundCap, Qt.PenJoinStyle.RoundJoin))
+    p.setPen(
+        QPen(
+            QColor("#ff9f1c"),
+            width,
+            Qt.PenStyle.SolidLine,
+            Qt.PenCapStyle.RoundCap,
+            Qt.PenJoinStyle.RoundJoin,
+        )
+    )
     p.drawPath(path)
     p.end()
     return img
+
+
+def write_ico(pngs: dict[int, bytes], path: Path) -> None:
+    """A Windows .ico holding PNG-compressed images (readable by Windows Vista and later)."""
+    import struct
+
+    sizes = sorted(pngs)
+    header = struct.pack("<HHH", 0, 1, len(sizes))
+    offset = 6 + 16 * len(sizes)
+    entries, blobs = b"", b""
+    for size in sizes:
+        data = pngs[size]
+        dim = 0 if size >= 256 else size  # 0 means 256
+        entries += struct.pack("<BBBBHHII", dim, dim, 0, 0, 1, 32, len(data), offset)
+        blobs += data
+        offset += len(data)
+    path.write_bytes(header + entries + blobs)
 
 
 def main(argv: list[str]) -> int:
@@ -82,6 +125,9 @@ def main(argv: list[str]) -> int:
             sys.stderr.write(f"make_icons: could not write {path}\n")
             return 1
         print(path)
+    ico = out / "guiapp.ico"
+    write_ico({s: (out / f"guiapp-{s}.png").read_bytes() for s in (16, 32, 48, 256)}, ico)
+    print(ico)
     del app
     return 0
 

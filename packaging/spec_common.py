@@ -18,15 +18,55 @@ ICONS = ROOT / "resources" / "icons"
 # Qt: the app uses QtCore/QtGui/QtWidgets (+ what pyqtgraph imports); never a second binding.
 QT_EXCLUDES = [
     f"PySide6.{m}"
-    for m in (
-        "Qt3DAnimation Qt3DCore Qt3DExtras Qt3DInput Qt3DLogic Qt3DRender QtBluetooth QtCharts "
-        "QtDataVisualization QtGraphs QtDesigner QtHelp QtHttpServer QtLocation QtMultimedia "
-        "QtMultimediaWidgets QtNetworkAuth QtNfc QtPdf QtPdfWidgets QtPositioning QtQml QtQuick "
-        "QtQuick3D QtQuickControls2 QtQuickTest QtQuickWidgets QtRemoteObjects QtScxml QtSensors "
-        "QtSerialBus QtSerialPort QtSpatialAudio QtSql QtStateMachine QtTest QtTextToSpeech "
-        "QtUiTools QtWebChannel QtWebEngineCore QtWebEngineQuick QtWebEngineWidgets QtWebSockets "
-        "QtWebView QtXml QtAxContainer QtCanvasPainter"
-    ).split()
+    for m in [
+        "Qt3DAnimation",
+        "Qt3DCore",
+        "Qt3DExtras",
+        "Qt3DInput",
+        "Qt3DLogic",
+        "Qt3DRender",
+        "QtBluetooth",
+        "QtCharts",
+        "QtDataVisualization",
+        "QtGraphs",
+        "QtDesigner",
+        "QtHelp",
+        "QtHttpServer",
+        "QtLocation",
+        "QtMultimedia",
+        "QtMultimediaWidgets",
+        "QtNetworkAuth",
+        "QtNfc",
+        "QtPdf",
+        "QtPdfWidgets",
+        "QtPositioning",
+        "QtQml",
+        "QtQuick",
+        "QtQuick3D",
+        "QtQuickControls2",
+        "QtQuickTest",
+        "QtQuickWidgets",
+        "QtRemoteObjects",
+        "QtScxml",
+        "QtSensors",
+        "QtSerialBus",
+        "QtSerialPort",
+        "QtSpatialAudio",
+        "QtSql",
+        "QtStateMachine",
+        "QtTest",
+        "QtTextToSpeech",
+        "QtUiTools",
+        "QtWebChannel",
+        "QtWebEngineCore",
+        "QtWebEngineQuick",
+        "QtWebEngineWidgets",
+        "QtWebSockets",
+        "QtWebView",
+        "QtXml",
+        "QtAxContainer",
+        "QtCanvasPainter",
+    ]
 ] + ["PyQt5", "PyQt6", "PySide2", "sip"]
 
 EXCLUDES = QT_EXCLUDES + [
@@ -71,8 +111,19 @@ def datas() -> list[tuple[str, str]]:
     d += collect_data_files("pyqtgraph", excludes=["**/examples/*"])
     # importlib.metadata.version(...) is read at run time (About box, provenance records)
     for dist in (
-        "guiapp", "keras", "tensorflow-cpu", "numpy", "h5py", "PySide6-Essentials",
-        "shiboken6", "pyqtgraph", "psutil", "xxhash", "ml_dtypes", "protobuf",
+        "guiapp",
+        "keras",
+        "tensorflow-cpu",
+        "tensorflow",  # the macOS arm64 dist name
+        "numpy",
+        "h5py",
+        "PySide6-Essentials",
+        "shiboken6",
+        "pyqtgraph",
+        "psutil",
+        "xxhash",
+        "ml_dtypes",
+        "protobuf",
     ):
         try:
             d += copy_metadata(dist)
@@ -115,10 +166,20 @@ def analysis_kwargs() -> dict[str, object]:
 #   system's own GTK, and half of that stack bundled beside the system's other half is the
 #   classic source of symbol-lookup errors. Qt falls back to its generic/xdg-portal theme.
 LINUX_DROP_PREFIXES = (
-    "libstdc++.so", "libgcc_s.so", "libexpat.so",
-    "libatk-1.0.so", "libcairo.so", "libcairo-gobject.so", "libpango-1.0.so",
-    "libpangocairo-1.0.so", "libpangoft2-1.0.so", "libgdk_pixbuf-2.0.so", "libthai.so",
-    "libdatrie.so", "libfribidi.so", "libpixman-1.so",
+    "libstdc++.so",
+    "libgcc_s.so",
+    "libexpat.so",
+    "libatk-1.0.so",
+    "libcairo.so",
+    "libcairo-gobject.so",
+    "libpango-1.0.so",
+    "libpangocairo-1.0.so",
+    "libpangoft2-1.0.so",
+    "libgdk_pixbuf-2.0.so",
+    "libthai.so",
+    "libdatrie.so",
+    "libfribidi.so",
+    "libpixman-1.so",
 )
 LINUX_DROP_PATHS = ("PySide6/Qt/plugins/platformthemes/libqgtk3.so",)
 

@@ -38,6 +38,6 @@ xargs -a "$TMP/elves" -d '\n' objdump -T 2>/dev/null | grep -oE 'GLIBCXX_[0-9]+(
   sort -u -V | tail -1 | sed 's/^/newest GLIBCXX_:  /'
 echo "files needing the newest GLIBC_:"
 newest=$(xargs -a "$TMP/elves" -d '\n' objdump -T 2>/dev/null | grep -oE 'GLIBC_[0-9]+(\.[0-9]+)+' | sort -u -V | tail -1)
-while read -r f; do
-  objdump -T "$f" 2>/dev/null | grep -q "$newest[[:space:])]" && echo "  ${f#"$BUNDLE"/}"
-done <"$TMP/elves" | head -20
+while IFS= read -r f; do
+  objdump -T "$f" 2>/dev/null </dev/null | grep -F "($newest)" >/dev/null && echo "  ${f#"$BUNDLE"/}"
+done <"$TMP/elves"
