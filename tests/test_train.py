@@ -346,3 +346,45 @@ def test_corrupt_checkpoint_on_resume(tmp_path: Path, images: Path) -> None:
     )
     assert r.returncode == 2
     assert "checkpoint is damaged" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_kfold_and_data_scaling_curve(tmp_path: Path, images: Path) -> None:
+    out = tmp_path / "cv"
+    r = guiapp(
+        "train",
+        "--data",
+        images,
+        "--model",
+        "cnn2d-small",
+        "--out",
+        out,
+        "--folds",
+        "3",
+        "--max-steps",
+        "3",
+        *TRAIN,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    folds = json.loads((out / "folds.json").read_text())
+    assert [f["fold"] for f in folds["results"]] == [0, 1, 2]
+    assert folds["mean_val_accuracy"] is not None and folds["std_val_accuracy"] >= 0
+    assert all((out / f"fold-{i}" / "report.json").exists() for i in range(3))
+    assert "Mean" in (out / "folds.md").read_text()
+    curve_dir = tmp_path / "curve"
+    r = guiapp(
+        "train",
+        "--data",
+        images,
+        "--model",
+        "cnn2d-small",
+        "--out",
+        curve_dir,
+        "--fractions",
+        "0.3,1.0",
+        *TRAIN,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    curve = json.loads((curve_dir / "fractions.json").read_text())
+    assert [c["fraction"] for c in curve["results"]] == [0.3, 1.0]
+    started = [e for e in events_of(r.stdout) if e["event"] == "started"]
+    assert started[0]["train_rows"] < started[1]["train_rows"]
