@@ -16,13 +16,17 @@ def register(sub: Any) -> None:
     s = sub.add_parser(
         "train", help="train a model on a dataset (events as JSON lines with --events -)"
     )
-    s.add_argument("--data", required=True, help="dataset NAME.h5")
+    s.add_argument(
+        "--project", default=None, help="take the options from a training config of this .gproj"
+    )
+    s.add_argument("--config", default=None, help="with --project: the name of the training config")
+    s.add_argument("--data", default=None, help="dataset NAME.h5")
     s.add_argument(
         "--model",
-        required=True,
+        default=None,
         help="model spec JSON file, or a template: cnn2d-small, kmer-conv1d",
     )
-    s.add_argument("--out", required=True, help="run folder to create (or to resume)")
+    s.add_argument("--out", default=None, help="run folder to create (or to resume)")
     s.add_argument("--epochs", type=int, default=1)
     s.add_argument(
         "--batch", type=int, default=256, help="batch size per device (global = batch x devices)"
@@ -55,6 +59,74 @@ def register(sub: Any) -> None:
     )
     s.add_argument("--events", default=None, help="'-' to print JSON-line events on stdout")
     s.set_defaults(func=cmd_train)
+    _PARSER.append(s)
+
+
+_PARSER: list[argparse.ArgumentParser] = []
+#: Options a project's training config may set: {"name", "dataset", "model", "out", ...}.
+PROJECT_KEYS = (
+    "epochs",
+    "batch",
+    "val",
+    "test",
+    "folds",
+    "fold",
+    "seed",
+    "devices",
+    "augment",
+    "class_weights",
+    "max_steps",
+)
+
+
+def apply_project(args: argparse.Namespace) -> None:
+    """Fill options not given on the command line from ``project.training[name]``.
+
+    A training config: ``{"name": "cells-cnn", "dataset": <dataset name or path>,
+    "model": <model name in the project, template name or spec file>, "out": "runs/x",
+    "epochs": 5, "batch": 256, ...}``; paths are relative to the project file.
+    """
+    from .core.model import save_spec
+    from .core.project import Project
+
+    project = Project.load(args.project)
+    entries = {t.get("name"): t for t in project.training}
+    if args.config not in entries:
+        names = ", ".join(str(n) for n in entries) or "none"
+        raise UserError(
+            f"{args.project}: no training config named {args.config!r} (there are: {names})"
+        )
+    entry = entries[args.config]
+    datasets = {d.name: d.path for d in project.datasets}
+    if args.data is None and entry.get("dataset"):
+        ds = entry["dataset"]
+        args.data = str(datasets.get(ds) or project.resolve(ds))
+    if args.model is None and entry.get("model"):
+        models = {m.get("name"): m.get("spec") for m in project.models}
+        spec = models.get(entry["model"])
+        if spec is not None:
+            out = Path(args.out or project.resolve(entry.get("out", f"runs/{args.config}")))
+            out.parent.mkdir(parents=True, exist_ok=True)
+            path = out.parent / f".{out.name}.model.json"
+            save_spec(spec, path)
+            args.model = str(path)
+        else:
+            args.model = (
+                str(entry["model"])
+                if not str(entry["model"]).endswith(".json")
+                else str(project.resolve(entry["model"]))
+            )
+    if args.out is None:
+        args.out = str(project.resolve(entry.get("out", f"runs/{args.config}")))
+    parser = _PARSER[0]
+    for key in PROJECT_KEYS:
+        if key in entry and getattr(args, key) == parser.get_default(key):
+            value = entry[key]
+            setattr(
+                args,
+                key,
+                json.dumps(value) if key == "augment" and isinstance(value, dict) else value,
+            )
 
 
 def load_model_arg(value: str, data: str) -> dict[str, Any]:
@@ -81,6 +153,15 @@ def cmd_train(args: argparse.Namespace) -> int:
     from .core.train import TrainConfig
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if args.project:
+        if not args.config:
+            raise UserError("--project needs --config NAME: the training config to run")
+        apply_project(args)
+    missing = [f"--{k}" for k in ("data", "model", "out") if getattr(args, k) is None]
+    if missing:
+        raise UserError(
+            f"guiapp train: {', '.join(missing)} required (or --project P.gproj --config NAME)"
+        )
     spec = load_model_arg(args.model, args.data)
     augment = json.loads(args.augment) if args.augment else {}
     fractions = [float(f) for f in args.fractions.split(",")] if args.fractions else None

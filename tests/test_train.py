@@ -388,3 +388,32 @@ def test_kfold_and_data_scaling_curve(tmp_path: Path, images: Path) -> None:
     assert [c["fraction"] for c in curve["results"]] == [0.3, 1.0]
     started = [e for e in events_of(r.stdout) if e["event"] == "started"]
     assert started[0]["train_rows"] < started[1]["train_rows"]
+
+
+def test_driven_from_a_project_file(tmp_path: Path, images: Path) -> None:
+    from guiapp.core.model import get_template
+    from guiapp.core.project import DatasetRef, Project
+
+    project = Project.new(tmp_path / "p.gproj", "P")
+    project.datasets.append(DatasetRef("cells", images))
+    spec = get_template("cnn2d-small", num_classes=5, input_shape=[25, 25, 1])
+    project.models.append({"name": "small", "spec": spec})
+    project.training.append(
+        {
+            "name": "quick",
+            "dataset": "cells",
+            "model": "small",
+            "out": "runs/quick",
+            "epochs": 1,
+            "batch": 32,
+            "max_steps": 3,
+        }
+    )
+    project.save()
+    r = guiapp("train", "--project", tmp_path / "p.gproj", "--config", "quick", "--events", "-")
+    assert r.returncode == 0, r.stderr[-2000:]
+    started = events_of(r.stdout)[0]
+    assert started["global_batch"] == 32 and started["steps_per_epoch"] == 3
+    assert (tmp_path / "runs" / "quick" / "report.json").exists()
+    r = guiapp("train", "--project", tmp_path / "p.gproj", "--config", "nope")
+    assert r.returncode == 2 and "no training config named 'nope'" in r.stderr

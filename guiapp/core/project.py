@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import UserError
+
 __all__ = [
     "SCHEMA_VERSION",
     "SUFFIX",
@@ -37,6 +39,7 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+
 SUFFIX = ".gproj"
 
 JsonDict = dict[str, Any]
@@ -45,7 +48,7 @@ Migration = Callable[[JsonDict], JsonDict]
 _UNCHANGED = "The file was not changed."
 
 
-class ProjectError(Exception):
+class ProjectError(UserError):
     """A project file that cannot be read or written; one line naming file, problem and fix."""
 
     def __init__(self, path: str | os.PathLike[str], problem: str, fix: str = "") -> None:
