@@ -14,3 +14,21 @@ def register(sub: Any) -> None:
     bench_write.register_bench(bench_sub)
     bench_read.register_bench(bench_sub)
     bench_train.register_bench(bench_sub)
+    g = bench_sub.add_parser(
+        "gui",
+        help="the GUI event loop's longest stall while jobs run and the browser scrolls (JSON)",
+    )
+    g.set_defaults(func=_cmd_bench_gui)
+
+
+def _cmd_bench_gui(args: Any) -> int:
+    import json
+    import os
+    import sys
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from .ui.bench_gui import run_gui_bench
+
+    res = run_gui_bench(None)
+    sys.stdout.write(json.dumps(res, indent=2) + "\n")
+    return 0
