@@ -35,6 +35,9 @@ def has_display() -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    nice = os.environ.pop("GUIAPP_NICE", "")
+    if nice.isdigit() and hasattr(os, "nice"):  # set by the GUI for its background jobs
+        os.nice(int(nice))
     if argv[:1] == ["--self-test"]:
         from .selftest import run_self_test
 

@@ -24,6 +24,12 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="open the window, save a screenshot to PNG and exit (for tests and CI)",
     )
+    parser.add_argument(
+        "--screenshots",
+        metavar="DIR",
+        type=Path,
+        help="drive a demo project through every page, save one PNG per page to DIR, exit",
+    )
     parser.add_argument("--theme", choices=THEMES, help="colour theme (default: last used)")
     return parser
 
@@ -48,6 +54,10 @@ def run_gui(argv: list[str]) -> int:
     app = _application()
     theme = args.theme or QSettings().value("ui/theme", "light")
     apply_theme(app, theme if theme in THEMES else "light")
+    if args.screenshots is not None:
+        from guiapp.ui.screenshots import take_screenshots
+
+        return take_screenshots(app, args.screenshots)
 
     project: Project | None = None
     error: ProjectError | None = None

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from PySide6.QtCore import QObject, QProcess, QTimer, Signal
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 STOP_GRACE_MS = 10_000
 STDERR_KEEP = 64 * 1024
@@ -114,6 +114,11 @@ class CliJob(QObject):
         self.last_event = {}
         self._buffer = b""
         process = QProcess(self)
+        # Jobs run at a lower CPU priority than the window, so the GUI stays responsive
+        # on a machine whose cores they fill (see `guiapp bench gui`).
+        env = QProcessEnvironment.systemEnvironment()
+        env.insert("GUIAPP_NICE", "10")
+        process.setProcessEnvironment(env)
         if self.working_dir:
             process.setWorkingDirectory(self.working_dir)
         process.readyReadStandardOutput.connect(self._read_stdout)
@@ -192,7 +197,11 @@ class CliJob(QObject):
         last = self.last_event.get("event")
         crashed = exit_status == QProcess.ExitStatus.CrashExit
         if last == "failed" or (exit_code not in (0, 130) and not crashed):
-            message = str(self.last_event.get("message") or "") if last == "failed" else ""
+            message = (
+                str(self.last_event.get("reason") or self.last_event.get("message") or "")
+                if last == "failed"
+                else ""
+            )
             message = message or error_line(self.stderr) or f"exited with code {exit_code}"
             self._finish("failed", message)
         elif last == "stopped" or exit_code == 130:

@@ -72,6 +72,12 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.jobs_panel)
         for page in self.pages:
             page.job_started.connect(self.jobs_panel.add_job)
+        for page in self.pages:
+            if hasattr(page, "show_samples"):  # the Runs page opens samples in the Browser
+                page.show_samples.connect(self.show_samples)
+            if hasattr(page, "run_ended"):  # a run ended: the Runs page reads it again
+                page.run_ended.connect(self._run_ended)
+        self._closing_after_training = False
 
         self.path_label = QLabel()
         self.path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -168,6 +174,17 @@ class MainWindow(QMainWindow):
         for page in self.pages:
             if page is not sender:
                 page.project_updated()
+
+    def _run_ended(self, _status: str, _path: str) -> None:
+        for page in self.pages:
+            if hasattr(page, "refresh") and hasattr(page, "show_samples"):
+                page.refresh()
+
+    def show_samples(self, rows: object, title: str, dataset: str) -> None:
+        """Open dataset rows (e.g. one confusion cell's samples) in the Browser page."""
+        browser = self.page("Browser")
+        browser.show_indices(rows, title, dataset=dataset)  # type: ignore[attr-defined]
+        self.set_page(self.pages.index(browser))
 
     def current_page(self) -> Page:
         page = self.stack.currentWidget()
@@ -344,8 +361,43 @@ class MainWindow(QMainWindow):
         settings.setValue("window/geometry", self.saveGeometry())
         settings.setValue("window/state", self.saveState())
 
+    def _ask_about_training(self) -> bool:
+        """A run is training: stop it, leave it running, or cancel. True: close now."""
+        training = next((p for p in self.pages if hasattr(p, "leave_or_stop")), None)
+        if training is None or self._closing_after_training or not training.is_running():  # type: ignore[attr-defined]
+            return True
+        answer = QMessageBox.question(
+            self,
+            "Training is running",
+            "A training run is still going. Stop it? Yes: stop it now (Resume continues "
+            "it later). No: leave it running in the background; reopening the project "
+            "shows it again. Cancel: keep the window open.",
+            QMessageBox.StandardButton.Yes
+            | QMessageBox.StandardButton.No
+            | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        if answer == QMessageBox.StandardButton.Cancel:
+            return False
+        leave = answer == QMessageBox.StandardButton.No
+        self.statusBar().showMessage(
+            "Checkpointing the run" + (" to continue it in the background…" if leave else "…")
+        )
+
+        def close_again() -> None:
+            if leave and self._modified and self.project.path is not None:
+                self._save_to(self.project.path)  # the run's new process id
+            self._closing_after_training = True
+            self.close()
+
+        training.leave_or_stop(leave, close_again)  # type: ignore[attr-defined]
+        return False
+
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.maybe_save():
+            event.ignore()
+            return
+        if not self._ask_about_training():
             event.ignore()
             return
         running = self.jobs_panel.running_jobs()

@@ -4,39 +4,20 @@ from __future__ import annotations
 
 from guiapp.ui.browser import BrowserPage
 from guiapp.ui.datasets_page import DatasetsPage
-from guiapp.ui.page import SP, Page, PlaceholderPage
+from guiapp.ui.model_page import ModelPage
+from guiapp.ui.page import Page, PlaceholderPage
+from guiapp.ui.runs_page import RunsPage
+from guiapp.ui.training_page import TrainingPage
 
-__all__ = ["PAGE_TYPES", "BrowserPage", "DatasetsPage", "Page", "PlaceholderPage"]
-
-
-class ModelPage(PlaceholderPage):
-    arrives_with = "the model editor"
-    title = "Model"
-    blurb = (
-        "Define a Keras CNN as a list of layers, start from a template, and check its "
-        "shapes and parameter count before training."
-    )
-    icon = SP.SP_FileDialogDetailedView
-
-
-class TrainingPage(PlaceholderPage):
-    arrives_with = "the training runner"
-    title = "Training"
-    blurb = (
-        "Train a model on one GPU, several GPUs or several machines, and watch loss, "
-        "metrics and the input-bound fraction live."
-    )
-    icon = SP.SP_ComputerIcon
-
-
-class RunsPage(PlaceholderPage):
-    arrives_with = "the run store"
-    title = "Runs"
-    blurb = (
-        "Compare finished runs: their configs, learning curves, confusion matrices "
-        "and per-class scores, each reproducible from its folder."
-    )
-    icon = SP.SP_FileDialogListView
-
+__all__ = [
+    "PAGE_TYPES",
+    "BrowserPage",
+    "DatasetsPage",
+    "ModelPage",
+    "Page",
+    "PlaceholderPage",
+    "RunsPage",
+    "TrainingPage",
+]
 
 PAGE_TYPES: tuple[type[Page], ...] = (DatasetsPage, BrowserPage, ModelPage, TrainingPage, RunsPage)

@@ -83,3 +83,14 @@ def write_dataset(
 def make_dataset() -> Any:
     """``make_dataset(path, rows, shape=(8, 8), classes=3)``: see :func:`write_dataset`."""
     return write_dataset
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the tests that start and quit the real event loop (``app.exec()``) last.
+
+    Measured here (PySide6 6.12, offscreen): once ``QApplication.exec()`` has returned
+    after ``quit()``, later ``processEvents()`` calls still fire timers but no longer
+    deliver signals queued from worker threads or ``QProcess`` output, so every later
+    test that waits for a background result or a job would time out.
+    """
+    items.sort(key=lambda item: "run_gui_event_loop" in item.name)

@@ -1,0 +1,198 @@
+"""``RunHistory``: a training run's events folded into growable arrays (Qt-free, TF-free).
+
+The Training page feeds it the live events of ``guiapp train`` and plots its arrays; the
+Runs page builds one from a run folder's ``events.jsonl`` (on a worker thread). Arrays
+grow by doubling, so 10^6 batch points cost no per-event copies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+END_EVENTS = ("finished", "stopped", "failed")
+SMOOTHING = 0.9  # exponential moving average of the per-batch curves
+
+
+class Series:
+    """A float64 array that grows by appending; :meth:`view` is the filled part."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._data = np.empty(capacity, np.float64)
+        self.size = 0
+
+    def append(self, value: float) -> None:
+        if self.size == len(self._data):
+            grown = np.empty(2 * len(self._data), np.float64)
+            grown[: self.size] = self._data
+            self._data = grown
+        self._data[self.size] = value
+        self.size += 1
+
+    def view(self) -> np.ndarray:
+        return self._data[: self.size]
+
+    def last(self) -> float | None:
+        return float(self._data[self.size - 1]) if self.size else None
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def _number(value: Any) -> float:
+    """A float from an event field; NaN when missing or not a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            return math.nan
+    return float(value)
+
+
+BATCH_FIELDS = ("loss", "accuracy", "rows_per_s", "input_wait")
+EPOCH_FIELDS = ("loss", "accuracy", "val_loss", "val_accuracy", "rows_per_s", "duration_s")
+
+
+class RunHistory:
+    """Everything the pages show about one run, kept up to date by :meth:`feed`."""
+
+    def __init__(self) -> None:
+        self.step = Series()
+        self.batch = {name: Series() for name in BATCH_FIELDS}
+        self.smooth = {name: Series() for name in ("loss", "accuracy")}
+        self.epoch_step = Series(16)
+        self.epoch_index = Series(16)
+        self.epoch = {name: Series(16) for name in EPOCH_FIELDS}
+        self.started: dict[str, Any] = {}
+        self.last_batch: dict[str, Any] = {}
+        self.evaluation: dict[str, Any] = {}
+        self.end: dict[str, Any] = {}
+        self.status = "new"
+        self.events = 0
+        self.offset = 0
+        self.log: list[str] = []
+
+    # ------------------------------------------------------------------ feeding
+    def feed(self, event: dict[str, Any]) -> None:
+        kind = event.get("event")
+        self.events += 1
+        if kind == "started":
+            self.started = event
+            self.status = "running"
+            self.end = {}
+            resumed = event.get("resumed_from")
+            where = f" (resumed at {resumed})" if resumed else ""
+            self.log.append(
+                f"started{where}: {event.get('devices', '')}, {event.get('train_rows', 0):,} "
+                f"train rows, {event.get('val_rows', 0):,} validation rows, "
+                f"{event.get('steps_per_epoch', '?')} steps per epoch"
+            )
+        elif kind == "batch":
+            self._batch(event)
+        elif kind == "epoch":
+            self._epoch(event)
+        elif kind == "evaluation":
+            self.evaluation = event
+            self.log.append(
+                f"evaluation on {event.get('split', 'val')}: accuracy "
+                f"{_number(event.get('accuracy')):.4f}, macro F1 {_number(event.get('macro_f1')):.4f}"
+            )
+        elif kind == "checkpoint":
+            self.log.append(f"checkpoint at epoch {event.get('epoch')} step {event.get('step')}")
+        elif kind in END_EVENTS:
+            self.end = event
+            self.status = str(kind)
+            detail = event.get("reason") or event.get("message") or ""
+            if kind == "finished":
+                detail = f"best validation accuracy {_number(event.get('best_val_accuracy')):.4f}"
+            self.log.append(f"{kind}{': ' + str(detail) if detail else ''}")
+        elif kind == "log":
+            self.log.append(str(event.get("message", "")))
+
+    def _batch(self, event: dict[str, Any]) -> None:
+        step = _number(event.get("global_step"))
+        if len(self.step) and step <= (self.step.last() or 0):
+            return  # a resumed run repeats nothing, but a re-read file might
+        self.last_batch = event
+        self.step.append(step)
+        for name in BATCH_FIELDS:
+            self.batch[name].append(_number(event.get(name)))
+        for name in ("loss", "accuracy"):
+            value, prev = _number(event.get(name)), self.smooth[name].last()
+            if prev is None or math.isnan(prev):
+                self.smooth[name].append(value)
+            else:
+                self.smooth[name].append(SMOOTHING * prev + (1 - SMOOTHING) * value)
+
+    def _epoch(self, event: dict[str, Any]) -> None:
+        epoch = _number(event.get("epoch"))
+        if len(self.epoch_index) and epoch <= (self.epoch_index.last() or -1):
+            return
+        self.epoch_index.append(epoch)
+        steps = _number(self.started.get("steps_per_epoch"))
+        x = self.step.last() if len(self.step) else (epoch + 1) * steps
+        self.epoch_step.append(x if x is not None else math.nan)
+        for name in EPOCH_FIELDS:
+            self.epoch[name].append(_number(event.get(name)))
+        self.log.append(
+            f"epoch {int(epoch) + 1}: loss {_number(event.get('loss')):.4f}, accuracy "
+            f"{_number(event.get('accuracy')):.4f}, val_loss {_number(event.get('val_loss')):.4f}, "
+            f"val_accuracy {_number(event.get('val_accuracy')):.4f} "
+            f"({_number(event.get('duration_s')):.1f} s)"
+        )
+
+    # ------------------------------------------------------------------ reading
+    @classmethod
+    def from_events_file(cls, path: str | Path) -> RunHistory:
+        """Read a run's events; ``offset`` is where the complete lines end (for tailing)."""
+        history = cls()
+        try:
+            with open(path, "rb") as fh:
+                for line in fh:
+                    if not line.endswith(b"\n"):
+                        break  # a line still being written (or torn by a kill)
+                    history.offset += len(line)
+                    try:
+                        event = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue
+                    if isinstance(event, dict):
+                        history.feed(event)
+        except FileNotFoundError:
+            pass
+        return history
+
+    # ------------------------------------------------------------------ derived
+    def best_val_accuracy(self) -> float | None:
+        if self.end.get("best_val_accuracy") is not None:
+            return _number(self.end["best_val_accuracy"])
+        values = self.epoch["val_accuracy"].view()
+        values = values[~np.isnan(values)]
+        return float(values.max()) if len(values) else None
+
+    def duration_s(self) -> float | None:
+        if self.end.get("duration_s") is not None:
+            return _number(self.end["duration_s"])
+        values = self.epoch["duration_s"].view()
+        return float(np.nansum(values)) if len(values) else None
+
+    def rows_per_s(self) -> float | None:
+        values = self.batch["rows_per_s"].view()
+        values = values[~np.isnan(values)]
+        return float(np.median(values[-50:])) if len(values) else None
+
+    def progress_text(self) -> str:
+        """``epoch 1/2 · step 20/42 · loss 0.41 · accuracy 0.84``."""
+        b, s = self.last_batch, self.started
+        if not b:
+            return ""
+        epochs = s.get("epochs") or "?"
+        return (
+            f"epoch {int(_number(b.get('epoch'))) + 1}/{epochs} · step {b.get('step')}/"
+            f"{b.get('steps')} · loss {_number(b.get('loss')):.4f} · accuracy "
+            f"{_number(b.get('accuracy')):.4f}"
+        )

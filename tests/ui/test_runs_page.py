@@ -1,0 +1,142 @@
+"""Runs from their folders (no TensorFlow): the Runs page, reattaching, no TF in the GUI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from guiapp.core.project import DatasetRef, Project
+from guiapp.ui.main_window import MainWindow
+from guiapp.ui.run_files import validation_rows
+
+NAMES = ["class0", "class1", "class2"]
+
+
+def event(kind: str, **fields: object) -> str:
+    return json.dumps({"event": kind, "time": time.time(), **fields}) + "\n"
+
+
+def fake_run(folder: Path, data: Path, finished: bool = True) -> Path:
+    """A run folder as ``guiapp train`` leaves it, written by hand."""
+    folder.mkdir(parents=True)
+    config = {"data": str(data), "model": {}, "out": str(folder), "batch": 32, "val": 0.2}
+    (folder / "config.json").write_text(json.dumps({"config": config, "dataset": {}}))
+    lines = [
+        event("started", epochs=1, steps_per_epoch=10, train_rows=240, val_rows=60),
+        *(
+            event("batch", epoch=0, step=s, steps=10, global_step=s, loss=1 / s, accuracy=0.5)
+            for s in (5, 10)
+        ),
+    ]
+    if finished:
+        confusion = [[18, 2, 0], [1, 19, 0], [0, 3, 17]]
+        report = {"split": "val", "accuracy": 0.9, "macro_f1": 0.9, "class_names": NAMES}
+        report["confusion"] = confusion
+        report["classes"] = [
+            {"name": n, "precision": 0.9, "recall": 0.9, "f1": 0.9, "support": 20} for n in NAMES
+        ]
+        (folder / "report.json").write_text(json.dumps(report))
+        lines += [
+            event("epoch", epoch=0, loss=0.2, accuracy=0.6, val_loss=0.3, val_accuracy=0.9),
+            event("evaluation", **report),
+            event("finished", best_val_accuracy=0.9, duration_s=12.0),
+        ]
+    (folder / "events.jsonl").write_text("".join(lines))
+    return folder
+
+
+def test_runs_page_shows_runs_and_opens_a_cell_in_the_browser(
+    qtbot, tmp_path: Path, make_dataset
+) -> None:
+    data = make_dataset(tmp_path / "d.h5", 3000, shape=(4, 4), classes=3)
+    run = fake_run(tmp_path / "runs" / "r1", data)
+    project = Project.new(tmp_path / "p.gproj", "Runs")
+    project.datasets.append(DatasetRef("d", data))
+    project.runs.append({"path": str(run), "name": "r1", "dataset": "d", "model": "m"})
+    window = MainWindow(project)
+    qtbot.addWidget(window)
+    window.show()
+    window.set_page(4)
+    runs = window.page("Runs")
+    qtbot.waitUntil(lambda: runs.table.item(0, 4).text() == "0.9000", timeout=10_000)
+    assert runs.table.item(0, 1).text() == "finished"
+    assert runs.confusion.names == NAMES and int(runs.confusion.matrix.sum()) == 60
+    assert runs.report.rowCount() == 3 and runs.export_button.isEnabled() is False
+    assert not window.is_modified()
+
+    runs.confusion.resize(400, 300)
+    hit = runs.confusion.cell_at(runs.confusion.rect().center().toPointF())
+    assert hit is not None
+    runs.open_cell(2, 1)
+    browser = window.page("Browser")
+    qtbot.waitUntil(lambda: window.current_page() is browser, timeout=10_000)
+    qtbot.waitUntil(lambda: "class2" in browser.grid.selection.title, timeout=10_000)
+    val = validation_rows({"val": 0.2, "batch": 32}, 3000)
+    expected = val[val % 3 == 2]  # the fixture's label is row % 3
+    shown = [browser.grid.selection.row(i) for i in range(len(browser.grid.selection))]
+    assert 0 < len(expected) < 1000 and np.array_equal(shown, expected)
+
+
+def test_training_page_reattaches_to_a_run_that_is_still_writing(
+    qtbot, tmp_path: Path, make_dataset
+) -> None:
+    data = make_dataset(tmp_path / "d.h5", 300, shape=(4, 4), classes=3)
+    run = fake_run(tmp_path / "runs" / "live", data, finished=False)
+    project = Project.new(tmp_path / "p.gproj", "Live")
+    project.runs.append({"path": str(run), "name": "live", "status": "running"})
+    window = MainWindow(project)
+    qtbot.addWidget(window)
+    training = window.page("Training")
+    qtbot.waitUntil(lambda: training.tail is not None, timeout=10_000)
+    assert training.is_running() and training.stop_button.isEnabled()
+    assert training.plots.points("loss_smooth") == 2
+    with open(run / "events.jsonl", "a") as fh:
+        fh.write(event("batch", epoch=0, step=15, steps=20, global_step=15, loss=0.1))
+        fh.write(event("finished", best_val_accuracy=0.5, duration_s=3.0))
+    qtbot.waitUntil(lambda: not training.is_running(), timeout=10_000)
+    assert training.plots.points("loss_smooth") == 3
+    assert project.runs[0]["status"] == "finished" and window.is_modified()
+    assert "Training finished" in training.banner.text()
+
+
+def test_gui_never_imports_tensorflow_with_every_page_in_use(tmp_path: Path, make_dataset) -> None:
+    """A fresh process shows a project with a dataset, a model and a run on every page."""
+    data = make_dataset(tmp_path / "d.h5", 500, shape=(25, 25), classes=3)
+    run = fake_run(tmp_path / "runs" / "r1", data)
+    project = Project.new(tmp_path / "p.gproj", "NoTF")
+    project.datasets.append(DatasetRef("d", data))
+    project.runs.append({"path": str(run), "name": "r1", "dataset": "d", "model": "m"})
+    project.save()
+    code = f"""
+import sys, time
+from PySide6.QtWidgets import QApplication
+from guiapp.ui.refcount_guard import guard_singletons
+guard_singletons()
+app = QApplication([])
+from guiapp.core.project import Project
+from guiapp.ui.main_window import MainWindow
+w = MainWindow(Project.load({str(tmp_path / "p.gproj")!r}))
+w.show()
+w.page("Model").new_model("cnn2d-small")
+end = time.monotonic() + 20
+for i in range(w.stack.count()):
+    w.set_page(i)
+    while time.monotonic() < end and not (i != 4 or w.page("Runs").confusion.names):
+        app.processEvents()
+    assert not w.current_page().grab().isNull()
+assert w.page("Model").summary.rowCount() > 0
+bad = sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "keras"))
+print(bad)
+sys.exit(1 if bad else 0)
+"""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "c")}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,60 @@
+"""Closing the window while a run trains: leave it running, reopen, reattach, see it finish."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from guiapp.core.project import DatasetRef, Project
+from guiapp.ui.main_window import MainWindow
+from guiapp.ui.run_tail import process_alive, stop_detached
+
+LONG = 120_000
+
+
+@pytest.mark.timeout(300)
+def test_close_leaves_the_run_running_and_reopening_reattaches(
+    qtbot, tmp_path: Path, make_dataset, dialogs
+) -> None:
+    data = make_dataset(tmp_path / "d.h5", 6000, shape=(25, 25), classes=3)
+    project = Project.new(tmp_path / "p.gproj", "Close")
+    project.datasets.append(DatasetRef("d", data))
+    project.save()
+    window = MainWindow(Project.load(tmp_path / "p.gproj"))
+    qtbot.addWidget(window)
+    window.show()
+    training = window.page("Training")
+    assert training.form.select_model("cnn2d-small")
+    training.form.batch.setValue(16)
+    training.form.epochs.setValue(1)
+    training.form.max_steps.setValue(120)
+    job = training.start()
+    assert job is not None
+    qtbot.waitUntil(lambda: training.plots.points("loss_smooth") >= 1, timeout=LONG)
+
+    assert window.save()
+    dialogs.answer = QMessageBox.StandardButton.No  # No: leave it running
+    window.close()
+    assert window.isVisible()  # waits for the checkpoint first
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=LONG)
+    assert any("Training is running" in title for _, title, _ in dialogs.shown)
+    run = window.project.runs[-1]
+    pid = run.get("pid")
+    assert run["status"] == "running" and process_alive(pid)
+    saved = Project.load(tmp_path / "p.gproj")
+    assert saved.runs[-1]["pid"] == pid  # saved with the run so a reopen finds it
+
+    try:
+        again = MainWindow(saved)
+        qtbot.addWidget(again)
+        page = again.page("Training")
+        qtbot.waitUntil(lambda: page.tail is not None, timeout=LONG)
+        assert page.is_running() and page.stop_button.isEnabled()
+        qtbot.waitUntil(lambda: not page.is_running(), timeout=LONG)
+        assert page.history.status == "finished"
+        assert page.history.last_batch["global_step"] == 120
+        assert saved.runs[-1]["status"] == "finished"
+    finally:
+        stop_detached(pid)
