@@ -18,11 +18,10 @@ class UserError(Exception):
         return self.message
 
 
-class DatasetError(UserError):
-    """A dataset file that cannot be used as it is.
+class FileError(UserError):
+    """A file that cannot be used as it is: ``"<path>: <problem><separator><fix>"``."""
 
-    ``str(err)`` is ``"<path>: <problem>. <fix>"``.
-    """
+    separator = ". "
 
     def __init__(self, path: str | os.PathLike[str], problem: str, fix: str = "") -> None:
         self.path = os.fspath(path)
@@ -30,8 +29,12 @@ class DatasetError(UserError):
         self.fix = fix
         text = f"{self.path}: {problem}"
         if fix:
-            text += f". {fix}"
+            text += f"{self.separator}{fix}"
         super().__init__(text)
+
+
+class DatasetError(FileError):
+    """A dataset file that cannot be used as it is: ``"<path>: <problem>. <fix>"``."""
 
 
 class Cancelled(Exception):

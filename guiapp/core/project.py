@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
+from .errors import FileError
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -48,17 +48,10 @@ Migration = Callable[[JsonDict], JsonDict]
 _UNCHANGED = "The file was not changed."
 
 
-class ProjectError(UserError):
+class ProjectError(FileError):
     """A project file that cannot be read or written; one line naming file, problem and fix."""
 
-    def __init__(self, path: str | os.PathLike[str], problem: str, fix: str = "") -> None:
-        self.path = os.fspath(path)
-        self.problem = problem
-        self.fix = fix
-        text = f"{self.path}: {problem}"
-        if fix:
-            text += f"; {fix}"
-        super().__init__(text)
+    separator = "; "
 
 
 # --------------------------------------------------------------------------- migrations

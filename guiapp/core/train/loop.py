@@ -260,29 +260,9 @@ class TrainingJob:
                     stopped = True
                     break
                 if step % cfg.checkpoint_every == 0 and step < steps:
-                    self._checkpoint(
-                        model,
-                        optimizer,
-                        {
-                            "epoch": epoch,
-                            "step": step,
-                            "global_step": global_step,
-                            "history": history,
-                            "best": best,
-                        },
-                    )
+                    self._checkpoint(model, optimizer, epoch, step, global_step, history, best)
             if stopped:
-                self._checkpoint(
-                    model,
-                    optimizer,
-                    {
-                        "epoch": epoch,
-                        "step": step,
-                        "global_step": global_step,
-                        "history": history,
-                        "best": best,
-                    },
-                )
+                self._checkpoint(model, optimizer, epoch, step, global_step, history, best)
                 self.emit("stopped", epoch=epoch, step=step, checkpoint=str(self.run.checkpoint))
                 break
             duration = time.perf_counter() - t_epoch
@@ -308,17 +288,7 @@ class TrainingJob:
             self.emit("epoch", **row, epochs=cfg.epochs)
             epoch += 1
             start_step = 0
-            self._checkpoint(
-                model,
-                optimizer,
-                {
-                    "epoch": epoch,
-                    "step": 0,
-                    "global_step": global_step,
-                    "history": history,
-                    "best": best,
-                },
-            )
+            self._checkpoint(model, optimizer, epoch, 0, global_step, history, best)
         weights_hash = _weights_hash(model)
         if stopped:
             return {"status": "stopped", "weights_hash": weights_hash}
@@ -350,14 +320,31 @@ class TrainingJob:
         return summary
 
     # -- pieces --------------------------------------------------------------------------------
-    def _checkpoint(self, model: Any, optimizer: Any, position: dict[str, Any]) -> None:
+    def _checkpoint(
+        self,
+        model: Any,
+        optimizer: Any,
+        epoch: int,
+        step: int,
+        global_step: int,
+        history: list[dict[str, Any]],
+        best: float | None,
+    ) -> None:
+        """Save the position (epoch, next step) with every model and optimizer variable."""
         if not self.chief:
             return
+        position = {
+            "epoch": epoch,
+            "step": step,
+            "global_step": global_step,
+            "history": history,
+            "best": best,
+        }
         save_checkpoint(self.run.checkpoint, model.variables, optimizer.variables, position)
         self.emit(
             "checkpoint",
-            epoch=position["epoch"],
-            step=position["step"],
+            epoch=epoch,
+            step=step,
             path=str(self.run.checkpoint),
         )
 
