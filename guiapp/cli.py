@@ -135,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="guiapp",
         description="guiapp: make, browse and train on huge datasets of small arrays. "
         "Without a command it opens the desktop application.",
+        epilog="desktop application: guiapp [PROJECT.gproj] [--theme light|dark] "
+        "[--smoke PNG] [--screenshots DIR]; installation check: guiapp --self-test",
     )
     p.add_argument("--version", action="version", version=f"guiapp {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
