@@ -8,6 +8,7 @@ chunks, so memory stays bounded whatever the file size. Nothing here loads pickl
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,7 @@ class Chunk:
         return len(self.labels)
 
 
-class Source:
+class Source(ABC):
     """Base class: ``files`` read, ``total_bytes`` for progress, ``chunks()`` to read them."""
 
     format = ""
@@ -53,8 +54,9 @@ class Source:
         self.total_bytes = 0
         self.total_rows: int | None = None  # known up front for array formats
 
+    @abstractmethod
     def chunks(self) -> Iterator[Chunk]:
-        raise NotImplementedError
+        """The source's rows, parsed, in chunks."""
 
 
 def display_name(path: Path, root: Path) -> str:

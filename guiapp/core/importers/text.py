@@ -7,6 +7,7 @@ import csv
 import gzip
 import io
 import json
+from abc import abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -87,9 +88,9 @@ class TextSource(Source):
         self.total_bytes = sum(p.stat().st_size for p in self.files)
         self.root = src if src.is_dir() else src.parent
 
+    @abstractmethod
     def rows(self, lines: IO[bytes], name: str) -> Iterator[tuple[int, Any, Any, str]]:
         """(line number, label, data, problem) per row; problem "" when it is usable."""
-        raise NotImplementedError
 
     def chunks(self) -> Iterator[Chunk]:
         base = 0
