@@ -11,6 +11,7 @@
 # 3. uninstalls with dpkg -r, then dpkg -P, and checks that nothing is left behind.
 # KEEP=1 leaves the package installed and the work folder in place for a look afterwards.
 set -euo pipefail
+START_DIR=$(pwd)  # the repository root (make package-test runs from there)
 
 DEB=${1:-}
 if [[ -z "$DEB" ]]; then
@@ -133,6 +134,8 @@ if as_user "guiapp --help" 2>&1 | grep -q -- '--screenshots'; then
   run_step "guiapp --screenshots" "guiapp --screenshots '$WORK/shots'"
   n=$(find "$WORK/shots" -name '*.png' 2>/dev/null | wc -l)
   [[ $n -gt 0 ]] && ok "screenshots" "$n PNG in $WORK/shots" || bad "screenshots" "no PNG written"
+  # Keep them for a person to look at: taken by the installed binary, not the source tree.
+  rm -rf "$START_DIR/dist/installed-screenshots" && cp -r "$WORK/shots" "$START_DIR/dist/installed-screenshots" || true
 else
   skip "guiapp --screenshots" "'guiapp --help' does not list --screenshots in this build (the flag comes with the GUI work)"
 fi
