@@ -8,6 +8,7 @@ loop runs under OneDeviceStrategy, MirroredStrategy and MultiWorkerMirroredStrat
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 from pathlib import Path
@@ -129,19 +130,11 @@ class TrainingJob:
             class_weights=cfg.class_weights,
             **common,
         )
-        # Every worker runs the same number of steps: the fewest any worker's blocks allow.
+        # Every worker runs the same number of steps: the fewest any worker's blocks allow
+        # (plain arithmetic on the read plan; no other worker's pipeline is opened).
         steps = (
             min(
-                BatchPipeline(
-                    ds,
-                    batch_size=per_replica,
-                    split="train",
-                    worker=w,
-                    workers=self.dev.workers,
-                    drop_remainder=True,
-                    fraction=cfg.fraction,
-                    **common,
-                ).batches_per_epoch  # type: ignore[arg-type]
+                dataclasses.replace(train.plan, worker=w).epoch(0).num_batches
                 for w in range(self.dev.workers)
             )
             // local
@@ -157,7 +150,7 @@ class TrainingJob:
             BatchPipeline(ds, batch_size=max(per_replica, 256), split=val_split, **common)
             if val_split
             else None
-        )  # type: ignore[arg-type]
+        )
         weighted = train.weights is not None
 
         if self.chief:
