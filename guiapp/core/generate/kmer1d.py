@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
+from .params import with_defaults
 
 DEFAULTS: dict[str, Any] = {
     "shape": [126],
@@ -49,13 +50,7 @@ def _int(p: dict[str, Any], key: str, lo: int, hi: int) -> int:
 
 def resolve_params(params: dict[str, Any], seed: int = 0) -> dict[str, Any]:
     """Defaults filled in and checked; the result is what the dataset's provenance records."""
-    unknown = set(params) - set(DEFAULTS) - {"dtype"}
-    if unknown:
-        raise UserError(
-            f"kmer1d: unknown parameter(s) {', '.join(sorted(unknown))}; "
-            f"known: {', '.join(sorted(DEFAULTS))}"
-        )
-    p = {**DEFAULTS, **params}
+    p = with_defaults("kmer1d", params, DEFAULTS)
     shape = [int(s) for s in p["shape"]]
     if len(shape) != 1 or shape[0] < 1:
         raise UserError(f"kmer1d: shape {shape} must be one length, like 126")

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
+from .params import with_defaults
 
 FAMILIES = ("grating", "blob", "ring", "edge", "texture")
 DEFAULTS: dict[str, Any] = {"shape": [25, 25], "classes": 5, "difficulty": 0.3}
@@ -39,13 +40,7 @@ def class_names(classes: int) -> list[str]:
 
 def resolve_params(params: dict[str, Any]) -> dict[str, Any]:
     """Defaults filled in and checked; the result is what the dataset's provenance records."""
-    unknown = set(params) - set(DEFAULTS) - {"dtype"}
-    if unknown:
-        raise UserError(
-            f"patterns2d: unknown parameter(s) {', '.join(sorted(unknown))}; "
-            f"known: {', '.join(sorted(DEFAULTS))}"
-        )
-    p = {**DEFAULTS, **params}
+    p = with_defaults("patterns2d", params, DEFAULTS)
     shape = [int(s) for s in p["shape"]]
     if len(shape) != 2 or min(shape) < 4:
         raise UserError(f"patterns2d: shape {shape} must be two sizes of at least 4, like 25x25")
