@@ -123,11 +123,6 @@ class DatasetsPage(Page):
         self._update_buttons()
 
     # ------------------------------------------------------------------ project
-    @property
-    def project(self) -> Project:
-        assert self._project is not None
-        return self._project
-
     def set_project(self, project: Project) -> None:
         self._project = project
         self.info.clear()

@@ -45,6 +45,13 @@ class Page(QWidget):
         layout.addWidget(self.blurb_label)
         self.body = QVBoxLayout()
         layout.addLayout(self.body, 1)
+        self._project: Project | None = None
+
+    @property
+    def project(self) -> Project:
+        """The project shown (set by :meth:`set_project` before the page is used)."""
+        assert self._project is not None
+        return self._project
 
     def set_project(self, project: Project) -> None:
         """Show ``project``; pages that display project content override this."""

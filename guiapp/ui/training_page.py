@@ -137,11 +137,6 @@ class TrainingPage(Page):
         self._update_buttons()
 
     # ------------------------------------------------------------------ project
-    @property
-    def project(self) -> Project:
-        assert self._project is not None
-        return self._project
-
     def set_project(self, project: Project) -> None:
         if project is self._project:  # saved (the window shows it again): keep the run
             self.project_updated()
