@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -110,15 +110,28 @@ class BatchPipeline:
             )
         return w
 
-    # -- windows ------------------------------------------------------------------------
-    def read_window(self, epoch: int, w: int, skip: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """Window ``w`` of ``epoch``, shuffled, from its row ``skip`` on (views of pooled buffers)."""
-        ep = self.epoch_plan(epoch)
-        src, dest, length = ep.window_runs(w)
-        rows = int(length.sum())
-        x, y = self.reader.buffers(rows)
+    # -- segments -------------------------------------------------------------------------
+    @property
+    def segment_batches(self) -> int:
+        """Batches read by one call: about one window's worth of rows."""
+        window_rows = self.plan.window_blocks * self.plan.block_rows
+        return max(1, window_rows // self.plan.batch_size)
+
+    def read_segment(self, epoch: int, b0: int, b1: int) -> tuple[np.ndarray, np.ndarray]:
+        """Batches ``[b0, b1)`` of ``epoch``, back to back in one pooled buffer.
+
+        Batch ``b0 + j`` is rows ``[j*B, (j+1)*B)`` of the result (the last may be shorter).
+        """
+        src, dest, length = self.epoch_plan(epoch).segment_runs(b0, b1)
+        x, y = self.reader.buffers(int(length.sum()))
         self.reader.read_runs(src, dest, length, x, y)
-        return x[skip:], y[skip:]
+        return x, y
+
+    def segments(self, epoch: int, start_batch: int = 0) -> list[tuple[int, int]]:
+        """``(first, end)`` batch numbers of each read of ``epoch`` from ``start_batch`` on."""
+        n = self.epoch_plan(epoch).num_batches
+        g = self.segment_batches
+        return [(b, min(b + g, n)) for b in range(start_batch, n, g)]
 
     # -- numpy batches ------------------------------------------------------------------
     def numpy_batches(
@@ -126,57 +139,27 @@ class BatchPipeline:
     ) -> Iterator[tuple[np.ndarray, ...]]:
         """Yield ``(x, y)`` (or ``(x, y, weight)``) batches of one epoch, without TensorFlow.
 
-        Windows are read ahead by a thread pool; a yielded batch is valid until the next one
-        is requested (copy it to keep it).
+        Segments of batches are read ahead by a thread pool; a yielded batch is a view of a
+        pooled buffer, valid while it is referenced (copy it to keep it across epochs).
         """
-        ep = self.epoch_plan(epoch)
-        w0, skip = ep.locate_batch(start_batch)
         bs = self.plan.batch_size
-        remaining = ep.rows_used - start_batch * bs
-        if remaining <= 0:
-            return
-        carry_x: list[np.ndarray] = []
-        carry_y: list[np.ndarray] = []
-        carried = 0
-        batch_no = start_batch
+        segs = self.segments(epoch, start_batch)
         with ThreadPoolExecutor(self.threads, thread_name_prefix="guiapp-read") as pool:
-            pending: list[Future[tuple[np.ndarray, np.ndarray]]] = []
-            nxt = w0
-
-            def fill() -> None:
-                nonlocal nxt
-                while nxt < ep.num_windows and len(pending) < prefetch + self.threads:
-                    pending.append(
-                        pool.submit(self.read_window, epoch, nxt, skip if nxt == w0 else 0)
-                    )
-                    nxt += 1
-
-            fill()
-            while pending and remaining > 0:
-                x, y = pending.pop(0).result()
-                fill()
-                at = 0
-                while at < len(x) and remaining > 0:
-                    want = min(bs, remaining + carried)
-                    if carried == 0 and len(x) - at >= want:  # a whole batch inside the window
-                        bx, by = x[at : at + want], y[at : at + want]
-                        at += want
-                        remaining -= want
-                    else:  # a batch that runs across windows
-                        take = min(want - carried, len(x) - at)
-                        carry_x.append(x[at : at + take].copy())
-                        carry_y.append(y[at : at + take].copy())
-                        carried += take
-                        at += take
-                        remaining -= take
-                        if carried < want:
-                            continue
-                        bx, by = np.concatenate(carry_x), np.concatenate(carry_y)
-                        carry_x, carry_y, carried = [], [], 0
-                    yield self._finish(bx, by, epoch, batch_no)
-                    batch_no += 1
-            for f in pending:
-                f.cancel()
+            pending: deque[Future[tuple[np.ndarray, np.ndarray]]] = deque()
+            nxt = 0
+            try:
+                for b0, b1 in segs:
+                    while nxt < len(segs) and len(pending) < prefetch + self.threads:
+                        pending.append(pool.submit(self.read_segment, epoch, *segs[nxt]))
+                        nxt += 1
+                    x, y = pending.popleft().result()
+                    for j in range(b1 - b0):
+                        sl = slice(j * bs, (j + 1) * bs)
+                        yield self._finish(x[sl], y[sl], epoch, b0 + j)
+                    del x, y
+            finally:
+                for f in pending:
+                    f.cancel()
 
     def _finish(
         self, x: np.ndarray, y: np.ndarray, epoch: int, batch: int

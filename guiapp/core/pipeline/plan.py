@@ -137,6 +137,13 @@ class ReadPlan:
         ids = self.selected_blocks()
         if self.shuffle:
             ids = np.random.default_rng([self.seed, epoch, 0x51]).permutation(ids)
+            # The dataset's last block may be short: it goes last, so that every window
+            # before it holds whole blocks and batches never straddle two windows.
+            short = self.rows % self.block_rows != 0
+            if short and len(ids) and ids[-1] != self.num_blocks - 1:
+                tail = ids == self.num_blocks - 1
+                if tail.any():
+                    ids = np.concatenate([ids[~tail], ids[tail]])
         return ids[self.worker :: self.workers]
 
     # -- windows -----------------------------------------------------------------------
@@ -176,14 +183,6 @@ class EpochPlan:
         k = self.plan.window_blocks
         return self.blocks[w * k : (w + 1) * k], self.lengths[w * k : (w + 1) * k]
 
-    def locate_batch(self, batch: int) -> tuple[int, int]:
-        """Batch index -> (window, first row inside that window's shuffled rows)."""
-        pos = batch * self.plan.batch_size
-        if pos >= self.rows:
-            return self.num_windows, 0
-        w = int(np.searchsorted(self.window_starts, pos, side="right")) - 1
-        return w, int(pos - self.window_starts[w])
-
     def window_runs(self, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The copy plan of window ``w``: runs of rows ``(src_row, dest_row, length)``.
 
@@ -207,3 +206,38 @@ class EpochPlan:
         dest[order] = np.concatenate([[0], np.cumsum(length[order])])[:-1]
         by_src = np.argsort(src, kind="stable")
         return src[by_src], dest[by_src], length[by_src]
+
+    def segment_runs(self, b0: int, b1: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The copy plan of batches ``[b0, b1)``: runs ``(src_row, dest_row, length)``.
+
+        ``dest_row`` counts from the first row of batch ``b0``, so the segment's buffer
+        holds its batches back to back (batch ``j`` is rows ``[j*B, (j+1)*B)``). A segment
+        may take rows from several windows; the rows are exactly those the uninterrupted
+        epoch would put in these batches.
+        """
+        bs = self.plan.batch_size
+        p0 = min(b0 * bs, self.rows_used)
+        p1 = min(b1 * bs, self.rows_used)
+        if p1 <= p0:
+            z = np.zeros(0, np.int64)
+            return z, z, z
+        w_first = int(np.searchsorted(self.window_starts, p0, side="right")) - 1
+        w_last = int(np.searchsorted(self.window_starts, p1 - 1, side="right")) - 1
+        if (
+            w_first == w_last
+            and p0 == self.window_starts[w_first]
+            and p1 == self.window_starts[w_first + 1]
+        ):
+            return self.window_runs(w_first)  # the common case: a segment is one window
+        parts = []
+        for w in range(w_first, w_last + 1):
+            src, dest, length = self.window_runs(w)
+            g = dest + self.window_starts[w]  # global position of each run
+            lo = np.maximum(g, p0)
+            hi = np.minimum(g + length, p1)
+            keep = hi > lo
+            parts.append((src[keep] + (lo - g)[keep], lo[keep] - p0, (hi - lo)[keep]))
+        if len(parts) == 1:
+            return parts[0]
+        src, dest, length = (np.concatenate(a) for a in zip(*parts, strict=True))
+        return src, dest, length

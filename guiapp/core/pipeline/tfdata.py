@@ -1,11 +1,12 @@
 """The tf.data face of ``BatchPipeline`` (imported only by processes that train or bench).
 
-Per epoch: ``range(windows)`` -> ``numpy_function(read_window)`` in parallel (each call
-fills one whole shuffled window with ``preadv``; its 64-byte-aligned buffer is adopted by
-TensorFlow without a copy) -> ``rebatch(batch_size)`` (one C++ copy per batch) -> cast,
-augmentation, class weights only when asked for -> prefetch. A numpy_function call costs
-~0.2-0.3 ms here, so it is paid per window of thousands of rows, never per batch or row;
-every extra per-batch stage costs ~10% of throughput, so none is added unless needed.
+Per epoch: the segments (runs of whole batches, about one window each) ->
+``numpy_function(read_segment)`` in parallel (each call fills one 64-byte-aligned pooled
+buffer with ``preadv``; TensorFlow adopts it without a copy) -> ``rebatch(batch_size)``
+(a segment holds whole batches, so each batch is an aligned slice of it: no copy either) ->
+cast, augmentation, class weights only when asked for -> prefetch. The bytes are copied
+once, from the page cache into the segment buffer. A numpy_function call costs ~0.3 ms
+here, so it is paid per segment of thousands of rows, never per batch or row.
 """
 
 from __future__ import annotations
@@ -38,23 +39,22 @@ def build_tf_dataset(
     seed = p.plan.seed
 
     def one_epoch(epoch: int) -> Any:
-        ep = p.epoch_plan(epoch)
         start = start_batch if epoch == epochs.start else 0
-        w0, skip = ep.locate_batch(start)
+        segs = np.array(p.segments(epoch, start), dtype=np.int64).reshape(-1, 2)
 
-        def read(w: Any) -> tuple[np.ndarray, np.ndarray]:
-            w = int(w)
-            x, y = p.read_window(epoch, w, skip if w == w0 else 0)
+        def read(b0: Any, b1: Any) -> tuple[np.ndarray, np.ndarray]:
+            x, y = p.read_segment(epoch, int(b0), int(b1))
             return x.reshape((len(x), *sample_shape)), y
 
-        def read_op(w: Any) -> tuple[Any, Any]:
-            x, y = tf.numpy_function(read, [w], [ds_dtype, tf.int32], stateful=False)
+        def read_op(seg: Any) -> tuple[Any, Any]:
+            x, y = tf.numpy_function(read, [seg[0], seg[1]], [ds_dtype, tf.int32], stateful=False)
             x.set_shape((None, *sample_shape))
             y.set_shape((None,))
             return x, y
 
-        d = tf.data.Dataset.range(w0, ep.num_windows)
+        d = tf.data.Dataset.from_tensor_slices(segs)
         d = d.map(read_op, num_parallel_calls=p.threads, deterministic=True)
+        # Segments hold whole batches, so every batch is one aligned slice: no copy.
         d = d.rebatch(bs, drop_remainder=p.plan.drop_remainder)
         if not spec.active:
             return d
@@ -82,6 +82,9 @@ def build_tf_dataset(
         d = d.map(finish, num_parallel_calls=p.threads, deterministic=True)
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+    # Every stage's parallelism and buffer is set explicitly; the autotuner's own thread and
+    # its resizing cost 10-20% here and made whole passes run at half speed on 2 cores.
+    options.autotune.enabled = False
     # Order is fixed by the parallel map's own deterministic=True; the global
     # Options.deterministic flag costs a third of the throughput here, so it stays unset.
     return d.with_options(options).prefetch(p.prefetch)
