@@ -14,7 +14,10 @@ Everything here is arithmetic on block ids (no I/O, no TensorFlow), a pure funct
   permuted with ``(seed, epoch, worker, window)``; with ``chunk_rows=1`` this is a full row
   shuffle across the window. The window's rows, concatenated in that order, are cut into
   batches; batches run on across windows, so every selected row appears exactly once per
-  epoch.
+  epoch. The dataset's last block, if short, always comes last in an epoch's order, so the
+  windows before it hold whole blocks.
+- The reader fetches *segments*: runs of whole batches (about one window), whose rows may
+  come from two windows when a window is not a multiple of the batch size.
 """
 
 from __future__ import annotations
