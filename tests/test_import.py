@@ -34,6 +34,18 @@ MALFORMED = {
 }
 
 
+def import_jsonl_command(src: Path, out: Path) -> list[str]:
+    """``guiapp import`` of a JSONL file, skipping bad rows, with events on stdout."""
+    return [sys.executable, "-m", "guiapp", "import", str(src), str(out), "--format", "jsonl"] + [
+        "--length",
+        str(LENGTH),
+        "--on-error",
+        "skip",
+        "--events",
+        "-",
+    ]
+
+
 def guiapp(*args: Any, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "guiapp", *map(str, args)],
@@ -224,22 +236,7 @@ def test_stop_on_stdin_leaves_nothing(
     src, _ = big_jsonl
     out = tmp_path / "kmers.h5"
     p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "guiapp",
-            "import",
-            str(src),
-            str(out),
-            "--format",
-            "jsonl",
-            "--length",
-            str(LENGTH),
-            "--on-error",
-            "skip",
-            "--events",
-            "-",
-        ],
+        import_jsonl_command(src, out),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -641,22 +638,7 @@ def test_sigint_stops_cleanly(
 
     src, _ = big_jsonl
     p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "guiapp",
-            "import",
-            str(src),
-            str(tmp_path / "k.h5"),
-            "--format",
-            "jsonl",
-            "--length",
-            str(LENGTH),
-            "--on-error",
-            "skip",
-            "--events",
-            "-",
-        ],
+        import_jsonl_command(src, tmp_path / "k.h5"),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

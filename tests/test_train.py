@@ -28,6 +28,11 @@ def guiapp(*args: str | os.PathLike[str], timeout: int = 300) -> subprocess.Comp
     )
 
 
+def train_cnn(data: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``guiapp train`` of the cnn2d-small template with the suite's small settings."""
+    return guiapp("train", "--data", data, "--model", "cnn2d-small", "--out", out, *extra, *TRAIN)
+
+
 def events_of(text: str) -> list[dict]:
     out = []
     for line in text.splitlines():
@@ -79,9 +84,7 @@ TRAIN = [
 
 def test_cnn2d_small_run_folder_and_events(tmp_path: Path, images: Path) -> None:
     out = tmp_path / "run"
-    r = guiapp(
-        "train", "--data", images, "--model", "cnn2d-small", "--out", out, "--epochs", "2", *TRAIN
-    )
+    r = train_cnn(images, out, "--epochs", "2")
     assert r.returncode == 0, r.stderr[-3000:]
     ev = events_of(r.stdout)
     kinds = [e["event"] for e in ev]
@@ -202,18 +205,7 @@ def test_sigkill_then_resume(tmp_path: Path, images: Path) -> None:
 
 
 def test_two_logical_devices(tmp_path: Path, images: Path) -> None:
-    r = guiapp(
-        "train",
-        "--data",
-        images,
-        "--model",
-        "cnn2d-small",
-        "--out",
-        tmp_path / "m",
-        "--devices",
-        "cpu:2",
-        *TRAIN,
-    )
+    r = train_cnn(images, tmp_path / "m", "--devices", "cpu:2")
     assert r.returncode == 0, r.stderr[-2000:]
     started = events_of(r.stdout)[0]
     assert started["replicas"] == 2 and started["global_batch"] == 64
@@ -316,54 +308,18 @@ def test_bad_input_exit_2_and_no_run_folder(
 
 def test_corrupt_checkpoint_on_resume(tmp_path: Path, images: Path) -> None:
     out = tmp_path / "run"
-    r = guiapp(
-        "train",
-        "--data",
-        images,
-        "--model",
-        "cnn2d-small",
-        "--out",
-        out,
-        "--max-steps",
-        "3",
-        *TRAIN,
-    )
+    r = train_cnn(images, out, "--max-steps", "3")
     assert r.returncode == 0, r.stderr[-2000:]
     ckpt = out / "checkpoints" / "last.h5"
     ckpt.write_bytes(ckpt.read_bytes()[:200])
-    r = guiapp(
-        "train",
-        "--data",
-        images,
-        "--model",
-        "cnn2d-small",
-        "--out",
-        out,
-        "--max-steps",
-        "3",
-        *TRAIN,
-        "--resume",
-    )
+    r = train_cnn(images, out, "--max-steps", "3", "--resume")
     assert r.returncode == 2
     assert "checkpoint is damaged" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_kfold_and_data_scaling_curve(tmp_path: Path, images: Path) -> None:
     out = tmp_path / "cv"
-    r = guiapp(
-        "train",
-        "--data",
-        images,
-        "--model",
-        "cnn2d-small",
-        "--out",
-        out,
-        "--folds",
-        "3",
-        "--max-steps",
-        "3",
-        *TRAIN,
-    )
+    r = train_cnn(images, out, "--folds", "3", "--max-steps", "3")
     assert r.returncode == 0, r.stderr[-2000:]
     folds = json.loads((out / "folds.json").read_text())
     assert [f["fold"] for f in folds["results"]] == [0, 1, 2]
@@ -371,18 +327,7 @@ def test_kfold_and_data_scaling_curve(tmp_path: Path, images: Path) -> None:
     assert all((out / f"fold-{i}" / "report.json").exists() for i in range(3))
     assert "Mean" in (out / "folds.md").read_text()
     curve_dir = tmp_path / "curve"
-    r = guiapp(
-        "train",
-        "--data",
-        images,
-        "--model",
-        "cnn2d-small",
-        "--out",
-        curve_dir,
-        "--fractions",
-        "0.3,1.0",
-        *TRAIN,
-    )
+    r = train_cnn(images, curve_dir, "--fractions", "0.3,1.0")
     assert r.returncode == 0, r.stderr[-2000:]
     curve = json.loads((curve_dir / "fractions.json").read_text())
     assert [c["fraction"] for c in curve["results"]] == [0.3, 1.0]

@@ -22,7 +22,8 @@ import hashlib
 import importlib.util
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -49,6 +50,17 @@ def _user_traceback(exc: BaseException, path: Path) -> str:
     return "Traceback (most recent call last):\n" + "".join(lines).rstrip()
 
 
+@contextmanager
+def _user_code(path: Path, failed: str) -> Iterator[None]:
+    """Run user code; any error in it becomes a UserError with the user's own frames."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - any error in user code is reported
+        raise UserError(f"{path}: {failed}:\n{_user_traceback(exc, path)}") from None
+
+
 def load_module(path: str | Path) -> ModuleType:
     path = Path(path).resolve()
     if not path.is_file():
@@ -60,14 +72,8 @@ def load_module(path: str | Path) -> ModuleType:
     if spec is None or spec.loader is None:
         raise UserError(f"{path}: cannot be loaded as a Python module. Give a .py file")
     module = importlib.util.module_from_spec(spec)
-    try:
+    with _user_code(path, "importing the generator file failed"):
         spec.loader.exec_module(module)
-    except BaseException as exc:  # noqa: BLE001 - any error in user code is reported
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        raise UserError(
-            f"{path}: importing the generator file failed:\n{_user_traceback(exc, path)}"
-        ) from None
     sys.modules[name] = module
     return module
 
@@ -102,14 +108,8 @@ def call(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Run the user's function and check what it returns against the dataset's schema."""
     where = Path(path).resolve()
-    try:
+    with _user_code(where, f"generate(rng, {n}, params) raised an error"):
         out = fn(rng, n, dict(params))
-    except BaseException as exc:  # noqa: BLE001 - any error in user code is reported
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        raise UserError(
-            f"{where}: generate(rng, {n}, params) raised an error:\n{_user_traceback(exc, where)}"
-        ) from None
     if not isinstance(out, tuple) or len(out) != 2:
         raise UserError(
             f"{where}: generate() returned {type(out).__name__}, not a tuple (x, y). "

@@ -142,11 +142,9 @@ class ReadPlan:
             ids = np.random.default_rng([self.seed, epoch, 0x51]).permutation(ids)
             # The dataset's last block may be short: it goes last, so that every window
             # before it holds whole blocks and batches never straddle two windows.
-            short = self.rows % self.block_rows != 0
-            if short and len(ids) and ids[-1] != self.num_blocks - 1:
-                tail = ids == self.num_blocks - 1
-                if tail.any():
-                    ids = np.concatenate([ids[~tail], ids[tail]])
+            if self.rows % self.block_rows:
+                short = ids == self.num_blocks - 1
+                ids = np.concatenate([ids[~short], ids[short]])
         return ids[self.worker :: self.workers]
 
     # -- windows -----------------------------------------------------------------------
