@@ -18,6 +18,7 @@ from typing import Any
 
 from . import __version__
 from .core.errors import Cancelled, UserError
+from .core.units import human_bytes
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
@@ -59,14 +60,6 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
 
 
-def _fmt_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
-
-
 # -- info ----------------------------------------------------------------------------
 def cmd_info(args: argparse.Namespace) -> int:
     from .core.errors import DatasetError
@@ -90,7 +83,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         f"sample      {shape} {info['dtype']}",
         f"layout      {info['layout']}, {info['shards']} shard(s) of {info['shard_capacity']:,} rows, "
         f"{info['sealed_shards']} sealed, compression {info['compression']}",
-        f"size        {_fmt_bytes(info['data_bytes'])} of rows, {_fmt_bytes(info['size_on_disk'])} on disk",
+        f"size        {human_bytes(info['data_bytes'])} of rows, {human_bytes(info['size_on_disk'])} on disk",
         (
             f"values      mean {v['mean']:.4g}, std {v['std']:.4g}, min {v['min']:.4g}, max {v['max']:.4g}"
             if v["mean"] is not None

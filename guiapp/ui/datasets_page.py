@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from guiapp.core.project import DatasetRef, Project
+from guiapp.core.units import human_bytes
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.generate_dialog import GenerateDialog
 from guiapp.ui.import_dialog import ImportDialog
@@ -41,14 +42,6 @@ def read_info(path: str) -> dict[str, Any]:
 
     with Dataset(path) as ds:
         return ds.info()
-
-
-def format_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.0f} B"
 
 
 def classes_text(info: dict[str, Any]) -> str:
@@ -182,7 +175,7 @@ class DatasetsPage(Page):
                     f"{info['rows']:,}",
                     shape,
                     classes_text(info),
-                    format_bytes(info["size_on_disk"]),
+                    human_bytes(info["size_on_disk"]),
                     status,
                 ]
             elif error:

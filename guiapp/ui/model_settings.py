@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from guiapp.core import model as specs
 from guiapp.core.project import Project
+from guiapp.core.units import human_bytes
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.datasets_page import read_info
 from guiapp.ui.layer_editor import parse_value
@@ -47,14 +48,6 @@ def check_model(spec: dict[str, Any], batch: int, info: dict[str, Any] | None) -
     if not any(e.severity == "error" for e in found):
         summary = specs.summarize(spec, batch).to_dict()
     return {"errors": [e.to_dict() for e in found], "summary": summary}
-
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return ""
 
 
 class ModelSettings(QGroupBox):

@@ -12,6 +12,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..units import human_bytes
 from .resolve import Node, ResolvedSpec
 from .validate import check_spec
 
@@ -83,15 +84,6 @@ class ModelSummary:
             f"{human_bytes(self.optimizer_bytes)}",
         ]
         return "\n".join(lines)
-
-
-def human_bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError  # pragma: no cover
 
 
 def _optimizer_slots(optimizer: dict[str, Any]) -> int:

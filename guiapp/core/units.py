@@ -1,0 +1,13 @@
+"""Numbers as people read them."""
+
+from __future__ import annotations
+
+
+def human_bytes(n: float) -> str:
+    """``1536`` -> ``"1.5 KiB"``; whole bytes below 1 KiB, TiB at most."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
