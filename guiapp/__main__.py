@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if nice.isdigit() and hasattr(os, "nice"):  # set by the GUI for its background jobs
         os.nice(int(nice))
     if argv[:1] == ["--self-test"]:
-        from .selftest import run_self_test
+        from .cli.self_test import run_self_test
 
         return run_self_test(argv[1:])
     if wants_gui(argv):

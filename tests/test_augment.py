@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from guiapp.core.augment.offline import OPS
 from guiapp.core.errors import UserError
 from guiapp.core.generate import Augmenter, resolve_config
-from guiapp.core.generate.augment import OPS
 from guiapp.core.store import Dataset
 
 

@@ -55,7 +55,7 @@ def run_gui(argv: list[str]) -> int:
     theme = args.theme or QSettings().value("ui/theme", "light")
     apply_theme(app, theme if theme in THEMES else "light")
     if args.screenshots is not None:
-        from guiapp.ui.screenshots import take_screenshots
+        from guiapp.ui.devtools.screenshots import take_screenshots
 
         return take_screenshots(app, args.screenshots)
 

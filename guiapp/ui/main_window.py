@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 )
 
 from guiapp.core.project import SUFFIX, Project, ProjectError
-from guiapp.ui.about import about_html
-from guiapp.ui.jobs_panel import JobsPanel
+from guiapp.ui.dialogs.about import about_html
+from guiapp.ui.jobs.jobs_panel import JobsPanel
 from guiapp.ui.pages import PAGE_TYPES, Page
 from guiapp.ui.theme import THEMES, apply_theme, current_theme
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from guiapp.core.project import DatasetRef, Project
-from guiapp.ui.browser import BrowserPage
 from guiapp.ui.main_window import MainWindow
-from guiapp.ui.sample_selection import INT_MAX, GridGeometry, SampleSelection
+from guiapp.ui.pages.browser.browser_page import BrowserPage
+from guiapp.ui.widgets.sample_selection import INT_MAX, GridGeometry, SampleSelection
 
 
 def test_scroll_bar_counts_rows_of_cells_for_ten_billion_samples() -> None:

@@ -9,10 +9,10 @@ import pytest
 from PySide6.QtWidgets import QFileDialog
 
 from guiapp.core.project import DatasetRef, Project
-from guiapp.ui.datasets_page import DatasetsPage
-from guiapp.ui.generate_dialog import GenerateDialog
-from guiapp.ui.import_dialog import ImportDialog
+from guiapp.ui.dialogs.generate_dialog import GenerateDialog
+from guiapp.ui.dialogs.import_dialog import ImportDialog
 from guiapp.ui.main_window import MainWindow
+from guiapp.ui.pages.datasets.datasets_page import DatasetsPage
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtWidgets import QFileDialog
 
 from guiapp.core.project import Project
-from guiapp.ui.generate_dialog import GenerateDialog
+from guiapp.ui.dialogs.generate_dialog import GenerateDialog
 from guiapp.ui.main_window import MainWindow
 
 LONG = 120_000

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from guiapp.ui.jobs import CliJob, cli_prefix, error_line, format_eta, format_rate
-from guiapp.ui.jobs_panel import JobsPanel
+from guiapp.ui.jobs.cli_job import CliJob, cli_prefix, error_line, format_eta, format_rate
+from guiapp.ui.jobs.jobs_panel import JobsPanel
 
 
 def test_helpers() -> None:

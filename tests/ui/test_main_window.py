@@ -14,8 +14,8 @@ from PySide6.QtGui import QAction, QPalette
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox
 
 from guiapp.core.project import DatasetRef, Project
-from guiapp.ui.about import version_rows
 from guiapp.ui.app import run_gui
+from guiapp.ui.dialogs.about import version_rows
 from guiapp.ui.main_window import MainWindow
 from guiapp.ui.pages import DatasetsPage
 from guiapp.ui.theme import apply_theme
@@ -268,7 +268,7 @@ w.show()
 for i in range(w.stack.count()):
     w.set_page(i)
     assert not w.current_page().grab().isNull()
-from guiapp.ui.about import about_html
+from guiapp.ui.dialogs.about import about_html
 assert "numpy" in about_html()
 bad = sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "keras"))
 print(bad)

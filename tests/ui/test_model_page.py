@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox
 
 from guiapp.core.project import DatasetRef, Project
 from guiapp.ui.main_window import MainWindow
-from guiapp.ui.model_page import ModelPage
+from guiapp.ui.pages.model.model_page import ModelPage
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import numpy as np
 
 from guiapp.core.project import DatasetRef, Project
 from guiapp.ui.main_window import MainWindow
-from guiapp.ui.run_files import validation_rows
+from guiapp.ui.pages.runs.run_files import validation_rows
 
 NAMES = ["class0", "class1", "class2"]
 

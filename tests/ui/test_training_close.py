@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from guiapp.core.project import DatasetRef, Project
+from guiapp.ui.jobs.run_tail import process_alive, stop_detached
 from guiapp.ui.main_window import MainWindow
-from guiapp.ui.run_tail import process_alive, stop_detached
 
 LONG = 120_000
 

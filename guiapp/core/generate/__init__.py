@@ -6,9 +6,9 @@
 See docs/GENERATION.md for the generators' parameters and the augmentation spec.
 """
 
-from .augment import Augmenter, load_spec
+from ..augment.offline import Augmenter, load_spec
 from .job import GenerationJob, events_log_path, generate, plan_generation
-from .plan import Plan
+from .job_plan import Plan
 from .spec import BUILTIN, GenConfig, Source, resolve_config
 
 __all__ = [

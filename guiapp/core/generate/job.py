@@ -24,13 +24,13 @@ from ..events import EventSink, RateMeter
 from ..store import remove_dataset, shard_dir
 from ..store.format import LABEL_DTYPE, row_nbytes
 from ..store.index import DatasetHeader, write_index
+from ..store.lock import DatasetLock
 from ..store.shard import ShardMeta, ShardStats, read_shard_meta
+from ..store.stats import GenStats, merged
 from ..store.writer import now_iso
 from . import worker
-from .lock import DatasetLock
-from .plan import Plan, check_same_config, make_plan, sealed_shards, shard_path
+from .job_plan import Plan, check_same_config, make_plan, sealed_shards, shard_path
 from .spec import GenConfig
-from .stats import GenStats, merged
 
 
 class WorkerFailed(RuntimeError):

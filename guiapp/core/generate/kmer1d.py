@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
-from .params import with_defaults
+from .defaults import with_defaults
 
 DEFAULTS: dict[str, Any] = {
     "shape": [126],

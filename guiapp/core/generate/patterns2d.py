@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
-from .params import with_defaults
+from .defaults import with_defaults
 
 FAMILIES = ("grating", "blob", "ring", "edge", "texture")
 DEFAULTS: dict[str, Any] = {"shape": [25, 25], "classes": 5, "difficulty": 0.3}

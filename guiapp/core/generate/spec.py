@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from ..augment.offline import Augmenter
 from ..errors import UserError
 from ..store.format import SAMPLE_DTYPES, row_nbytes
 from . import kmer1d, patterns2d, user
-from .augment import Augmenter
 
 BUILTIN = {"patterns2d": patterns2d, "kmer1d": kmer1d}
 BUILTIN_DEFAULTS = {

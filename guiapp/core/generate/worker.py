@@ -23,9 +23,9 @@ from typing import Any
 from ..errors import UserError
 from ..store import ShardWriter
 from ..store.format import COMMIT_ROWS, shard_relpath
-from .lock import DatasetLock
+from ..store.lock import DatasetLock
+from ..store.stats import GenStats
 from .spec import GenConfig, Source
-from .stats import GenStats
 
 DISK_ERRNOS = {
     errno.ENOSPC: "the disk is full",

@@ -24,9 +24,9 @@ from ... import __version__
 from ..atomic import fsync_dir
 from ..errors import Cancelled, DatasetError, UserError
 from ..events import CancelToken, EventSink, RateMeter
-from ..generate.stats import GenStats
 from ..store import DatasetWriter, remove_dataset, shard_dir
 from ..store.format import SAMPLE_DTYPES
+from ..store.stats import GenStats
 from .arrays import NpyDirSource, NpySource, NpyStream, NpzSource, open_npy
 from .labels import LabelMap
 from .parse import Fit, Parsed, Shaper, as_number_array, parse_text_rows

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..atomic import atomic_write_text
 from ..errors import UserError
-from .params import did_you_mean
+from .param_types import did_you_mean
 from .templates import get_template, template_names
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .params import Param, did_you_mean
+from .param_types import Param, did_you_mean
 
 ACTIVATIONS = (
     "linear",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import SpecError, layer_label, layer_path
-from .params import Param, check_params, did_you_mean, type_word
+from .param_types import Param, check_params, did_you_mean, type_word
 from .registry import LAYER_TYPES
 from .shapes import (
     Projection,

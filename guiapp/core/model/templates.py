@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import UserError
-from .params import did_you_mean
+from .param_types import did_you_mean
 
 _TEMPLATES: dict[str, dict[str, Any]] = {
     "cnn2d-small": {

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import SpecError
-from .params import Param, check_params, did_you_mean, type_word
+from .param_types import Param, check_params, did_you_mean, type_word
 
 LOSSES = {
     "sparse_categorical_crossentropy": "integer labels 0..K-1 against K outputs",

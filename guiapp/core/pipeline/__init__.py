@@ -1,7 +1,7 @@
 """The prefetching reader: shuffled batches from a dataset, as numpy or tf.data."""
 
-from .augment import AugmentSpec
+from ..augment.online import AugmentSpec
 from .batches import BatchPipeline, WaitMeter
-from .plan import EpochPlan, ReadPlan, SplitSpec
+from .read_plan import EpochPlan, ReadPlan, SplitSpec
 
 __all__ = ["AugmentSpec", "BatchPipeline", "EpochPlan", "ReadPlan", "SplitSpec", "WaitMeter"]

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from ..augment.online import AugmentSpec, augment_numpy
 from ..store import Dataset
-from .augment import AugmentSpec, augment_numpy
-from .plan import EpochPlan, ReadPlan, SplitSpec
-from .window import WindowReader
+from .read_plan import EpochPlan, ReadPlan, SplitSpec
+from .reader import WindowReader
 
 
 class BatchPipeline:

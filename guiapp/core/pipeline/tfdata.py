@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .augment import augment_tf
+from ..augment.online import augment_tf
 
 if TYPE_CHECKING:
     from .batches import BatchPipeline

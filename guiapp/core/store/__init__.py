@@ -1,7 +1,7 @@
 """The HDF5 dataset store: sharded, contiguous, crash-safe (format in docs/FORMAT.md)."""
 
+from .dataset import Dataset
 from .format import FORMAT_VERSION, default_capacity, parse_shape, shard_dir
-from .reader import Dataset
 from .shard import ShardMeta, ShardWriter, content_hash
 from .writer import DatasetWriter, remove_dataset
 

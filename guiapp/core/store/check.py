@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import Cancelled, DatasetError
-from .reader import Dataset
+from .dataset import Dataset
 from .shard import content_hash
 
 Progress = Callable[[int, int], None]  # (done, total) in rows

@@ -1,0 +1,121 @@
+"""The headless commands (``guiapp <command>``); each one a thin shell over a core function.
+
+Exit codes (DESIGN.md): 0 done, 2 bad input or usage (one line on stderr, no traceback),
+130 cancelled, 1 internal error (traceback to a log file, a short message on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..core.errors import Cancelled, UserError
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+
+
+class UsageError(UserError):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+def log_dir() -> Path:
+    base = os.environ.get("GUIAPP_LOG_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "guiapp", "logs"
+    )
+    return Path(base)
+
+
+def write_crash_log(exc: BaseException) -> Path | None:
+    try:
+        folder = log_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        path = folder / f"guiapp-{stamp}-{os.getpid()}.log"
+        path.write_text(
+            f"guiapp {__version__}\nargv: {sys.argv!r}\n\n"
+            + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        )
+        return path
+    except OSError:
+        return None
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="guiapp",
+        description="guiapp: make, browse and train on huge datasets of small arrays. "
+        "Without a command it opens the desktop application.",
+        epilog="desktop application: guiapp [PROJECT.gproj] [--theme light|dark] "
+        "[--smoke PNG] [--screenshots DIR]; installation check: guiapp --self-test",
+    )
+    p.add_argument("--version", action="version", version=f"guiapp {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    from . import bench, check, generate, import_, info, self_test, train
+
+    for register in (
+        info.register,
+        check.register,
+        generate.register,
+        import_.register,
+        train.register,
+        bench.register,
+        self_test.register,
+        *EXTRA_COMMANDS,
+    ):
+        register(sub)
+    return p
+
+
+#: Modules add their subcommands here: ``register(subparsers)``.
+EXTRA_COMMANDS: list[Callable[[Any], None]] = []
+
+
+def command_names() -> set[str]:
+    parser = build_parser()
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            return set(a.choices)
+    return set()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(argv)
+        if not getattr(args, "func", None):
+            build_parser().print_help()
+            return 2
+        return int(args.func(args))
+    except UserError as exc:
+        sys.stderr.write(f"guiapp: error: {exc}\n")
+        return 2
+    except (Cancelled, KeyboardInterrupt):
+        sys.stderr.write("guiapp: cancelled\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the last line of defence
+        log = write_crash_log(exc)
+        where = f"; details in {log}" if log else ""
+        sys.stderr.write(f"guiapp: internal error: {type(exc).__name__}: {exc}{where}\n")
+        return 1

@@ -1,0 +1,1 @@
+"""Development aids, not part of the app's pages: screenshots of every page."""

@@ -1,0 +1,1 @@
+"""Dialogs that start jobs or inform: generate, import (with its preview), about."""

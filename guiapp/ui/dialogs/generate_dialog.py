@@ -1,0 +1,332 @@
+"""The Generate dialog: generator, its parameters, size, seed, workers, and the plan first.
+
+Built-in generators are validated in this process with the core's own ``resolve_config``
+(pure numpy, no TensorFlow), so the form shows the same messages as the CLI. A user
+generator file is code: it is only run by the job, after the user agreed to run it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from guiapp.core.generate import kmer1d, patterns2d
+from guiapp.core.generate.spec import BUILTIN_DEFAULTS
+from guiapp.core.store.format import SAMPLE_DTYPES
+from guiapp.ui.jobs.cli_job import CliJob, format_eta
+from guiapp.ui.widgets.form_fields import FileField, parse_count
+
+GENERATORS = {"patterns2d": patterns2d.DEFAULTS, "kmer1d": kmer1d.DEFAULTS}
+USER_FILE = "User file (.py)…"
+FORM_KEYS = ("shape", "classes", "dtype")  # shown in the main form, not as parameters
+PARAM_HELP = {
+    "difficulty": "0 = easy, 1 = hard: noise, overlap between classes",
+    "genome_seed": "empty: the job's seed",
+}
+
+
+class GenerateDialog(QDialog):
+    """Collects a ``guiapp generate`` command; ``job_ready(job, out)`` when the user starts it."""
+
+    job_ready = Signal(object, object)
+
+    def __init__(self, data_folder: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Generate a dataset")
+        self.data_folder = Path(data_folder)
+        self.approved_files: set[str] = set()
+        self.plan_job: CliJob | None = None
+        self.plan: dict[str, Any] | None = None
+
+        self.generator = QComboBox()
+        self.generator.addItems([*GENERATORS, USER_FILE])
+        self.user_file = FileField("Generator file", "Python files (*.py)")
+        self.output = FileField("Dataset file", "guiapp datasets (*.h5)", save=True)
+        self.output.set_path(self._free_name("patterns2d"))
+        self.rows = QLineEdit("100,000")
+        self.rows.setToolTip("rows to write (after augmentation); 1e7 and 10_000_000 work too")
+        self.classes = QSpinBox()
+        self.classes.setRange(1, 65535)
+        self.classes.setValue(5)
+        self.shape = QLineEdit("25x25")
+        self.dtype = QComboBox()
+        self.dtype.addItems(SAMPLE_DTYPES)
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.workers = QSpinBox()
+        self.workers.setRange(1, max(1, os.cpu_count() or 1))
+        self.workers.setValue(max(1, min(4, (os.cpu_count() or 2) // 2)))
+        self.augment = FileField("Augmentation spec", "JSON files (*.json)")
+        self.augment.edit.setPlaceholderText("optional: SPEC.json")
+        self.overwrite = QCheckBox("Replace an existing dataset at this path")
+
+        form = QFormLayout()
+        form.addRow("Generator", self.generator)
+        form.addRow("Generator file", self.user_file)
+        form.addRow("Output", self.output)
+        form.addRow("Rows", self.rows)
+        form.addRow("Classes", self.classes)
+        form.addRow("Sample shape", self.shape)
+        form.addRow("Dtype", self.dtype)
+        form.addRow("Seed", self.seed)
+        form.addRow("Workers", self.workers)
+        form.addRow("Augmentation", self.augment)
+        form.addRow("", self.overwrite)
+        self.form = form
+
+        self.params_box = QGroupBox("Generator parameters")
+        self.params_form = QFormLayout(self.params_box)
+        self.param_widgets: dict[str, QWidget] = {}
+        self.user_params = QLineEdit()
+        self.user_params.setPlaceholderText('JSON object, e.g. {"noise": 0.2}')
+
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.plan_label = QLabel("Press Plan to see the disk size, shards and time first.")
+        self.plan_label.setWordWrap(True)
+        self.plan_button = QPushButton("Plan")
+        self.start_button = QPushButton("Start")
+        self.start_button.setDefault(True)
+        cancel = QPushButton("Cancel")
+        self.plan_button.clicked.connect(self.run_plan)
+        self.start_button.clicked.connect(self.start)
+        cancel.clicked.connect(self.reject)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.plan_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(cancel)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.params_box)
+        layout.addWidget(self.plan_label)
+        layout.addWidget(self.message)
+        layout.addLayout(buttons)
+
+        self.generator.currentTextChanged.connect(self._generator_changed)
+        for edit in (self.rows, self.shape, self.output.edit, self.user_params):
+            edit.textChanged.connect(self._changed)
+        for spin in (self.classes, self.seed, self.workers):
+            spin.valueChanged.connect(self._changed)
+        self.dtype.currentTextChanged.connect(self._changed)
+        self._generator_changed(self.generator.currentText())
+        self.resize(560, self.sizeHint().height())
+
+    # ------------------------------------------------------------------ form
+    def _free_name(self, stem: str) -> Path:
+        path, i = self.data_folder / f"{stem}.h5", 2
+        while path.exists():
+            path, i = self.data_folder / f"{stem}-{i}.h5", i + 1
+        return path
+
+    def generator_name(self) -> str:
+        text = self.generator.currentText()
+        return self.user_file.path() if text == USER_FILE else text
+
+    def _generator_changed(self, text: str) -> None:
+        is_user = text == USER_FILE
+        self.form.setRowVisible(self.user_file, is_user)
+        while self.params_form.rowCount():
+            self.params_form.removeRow(0)
+        self.param_widgets = {}
+        if is_user:
+            self.user_params = QLineEdit()
+            self.user_params.setPlaceholderText('JSON object, e.g. {"noise": 0.2}')
+            self.user_params.textChanged.connect(self._changed)
+            self.params_form.addRow("Parameters", self.user_params)
+        else:
+            base = BUILTIN_DEFAULTS[text]
+            self.shape.setText("x".join(map(str, base["shape"])))
+            self.dtype.setCurrentText(base["dtype"])
+            for key, value in GENERATORS[text].items():
+                if key not in FORM_KEYS:
+                    widget = self._param_widget(key, value)
+                    self.param_widgets[key] = widget
+                    self.params_form.addRow(key.replace("_", " "), widget)
+            old = self.output.path()
+            if not old or Path(old).parent == self.data_folder:
+                self.output.set_path(self._free_name(text))
+        self._changed()
+
+    def _param_widget(self, key: str, value: Any) -> QWidget:
+        widget: QWidget
+        if isinstance(value, bool):
+            widget = QCheckBox()
+            widget.setChecked(value)
+            widget.toggled.connect(self._changed)
+        elif isinstance(value, float):
+            widget = QDoubleSpinBox()
+            widget.setRange(0.0, 1.0 if value <= 1.0 else 1e9)
+            widget.setDecimals(3)
+            widget.setSingleStep(0.05)
+            widget.setValue(value)
+            widget.valueChanged.connect(self._changed)
+        else:
+            widget = QLineEdit("" if value is None else str(value))
+            widget.textChanged.connect(self._changed)
+        widget.setToolTip(PARAM_HELP.get(key, f"default {value!r}"))
+        return widget
+
+    def params(self) -> dict[str, Any]:
+        """The generator's parameters as the form holds them (ValueError names a bad one)."""
+        if self.generator.currentText() == USER_FILE:
+            text = self.user_params.text().strip()
+            value = json.loads(text) if text else {}
+            if not isinstance(value, dict):
+                raise ValueError('Parameters: give a JSON object like {"noise": 0.2}')
+            return value
+        out: dict[str, Any] = {}
+        for key, widget in self.param_widgets.items():
+            if isinstance(widget, QCheckBox):
+                out[key] = widget.isChecked()
+            elif isinstance(widget, QDoubleSpinBox):
+                out[key] = round(widget.value(), 6)
+            elif isinstance(widget, QLineEdit):
+                text = widget.text().strip().replace(",", "").replace("_", "")
+                if not text:
+                    out[key] = None
+                    continue
+                try:
+                    out[key] = int(text)
+                except ValueError:
+                    raise ValueError(f"{key}: {text!r} is not a whole number") from None
+        return out
+
+    def cli_args(self) -> list[str]:
+        """The arguments of ``guiapp generate`` for the form (ValueError: what to fix)."""
+        out = self.output.path()
+        if not out:
+            raise ValueError("Output: choose where to write the dataset (NAME.h5)")
+        n = parse_count(self.rows.text(), "Rows")
+        generator = self.generator_name()
+        if not generator:
+            raise ValueError("Generator file: choose a .py file defining generate(rng, n, params)")
+        args = [out, "--generator", generator, "--n", str(n)]
+        args += ["--classes", str(self.classes.value()), "--shape", self.shape.text().strip()]
+        args += ["--dtype", self.dtype.currentText(), "--seed", str(self.seed.value())]
+        args += ["--workers", str(self.workers.value())]
+        params = self.params()
+        if params:
+            args += ["--params", json.dumps(params)]
+        if self.augment.path():
+            args += ["--augment", self.augment.path()]
+        if self.overwrite.isChecked():
+            args.append("--overwrite")
+        return args
+
+    def validate(self) -> list[str] | None:
+        """Check the form (built-ins fully, with the core's checks); show and return the args."""
+        from guiapp.core.errors import UserError
+        from guiapp.core.generate import load_spec, resolve_config
+        from guiapp.core.store import parse_shape
+
+        try:
+            args = self.cli_args()
+            if self.generator.currentText() != USER_FILE:
+                resolve_config(
+                    self.generator.currentText(),
+                    n=parse_count(self.rows.text(), "Rows"),
+                    seed=self.seed.value(),
+                    classes=self.classes.value(),
+                    shape=parse_shape(self.shape.text().strip()),
+                    dtype=self.dtype.currentText(),
+                    params={k: v for k, v in self.params().items() if v is not None},
+                    augment=load_spec(self.augment.path() or None),
+                )
+        except (ValueError, UserError) as exc:
+            self.show_message(str(exc), error=True)
+            return None
+        self.show_message("")
+        return args
+
+    def show_message(self, text: str, error: bool = False) -> None:
+        self.message.setText(text)
+        self.message.setStyleSheet("color: #c62828;" if error else "")
+
+    def _changed(self, *_: object) -> None:
+        self.plan = None
+        self.plan_label.setText("Press Plan to see the disk size, shards and time first.")
+        self.validate()
+
+    # ------------------------------------------------------------------ plan and start
+    def _user_file_approved(self) -> bool:
+        if self.generator.currentText() != USER_FILE:
+            return True
+        path = str(Path(self.user_file.path()).resolve())
+        if path in self.approved_files:
+            return True
+        answer = QMessageBox.question(
+            self,
+            "Run a generator file?",
+            f"The generator file\n{path}\nis Python code and will run on this computer. "
+            "Run it only if you trust it. Run it?",
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self.approved_files.add(path)
+            return True
+        return False
+
+    def run_plan(self) -> CliJob | None:
+        args = self.validate()
+        if args is None or not self._user_file_approved():
+            return None
+        job = CliJob("plan", "generate", [*args, "--plan"], parent=self)
+        job.working_dir = str(self.data_folder.parent)
+        job.event.connect(self._plan_event)
+        job.finished.connect(self._plan_finished)
+        self.plan_job = job
+        self.plan_button.setEnabled(False)
+        self.plan_label.setText("Planning…")
+        job.start()
+        return job
+
+    def _plan_event(self, event: dict[str, Any]) -> None:
+        if event.get("event") == "plan":
+            self.plan = event
+            gib = 2**30
+            self.plan_label.setText(
+                f"<b>Plan:</b> {event['rows']:,} rows in {event['shards']} shard(s) of up to "
+                f"{event['shard_rows']:,} rows; {event['bytes_needed'] / gib:.2f} GiB to write "
+                f"({event['free_bytes'] / gib:.1f} GiB free); about "
+                f"{format_eta(event['estimated_s'])} with {event['workers']} worker(s)."
+            )
+
+    def _plan_finished(self, ok: bool, message: str) -> None:
+        self.plan_button.setEnabled(True)
+        if not ok:
+            self.plan_label.setText("No plan.")
+            self.show_message(message, error=True)
+
+    def start(self) -> CliJob | None:
+        args = self.validate()
+        if args is None or not self._user_file_approved():
+            return None
+        out = Path(self.output.path())
+        if not out.is_absolute():
+            out = self.data_folder.parent / out
+        args[0] = str(out)
+        job = CliJob(f"generate {out.name}", "generate", args, resumable=True)
+        self.job_ready.emit(job, out)
+        self.accept()
+        return job

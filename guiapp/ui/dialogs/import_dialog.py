@@ -1,0 +1,240 @@
+"""The Import dialog: format, source, field mapping, length/padding, error policy, preview.
+
+The preview parses the first rows with the importer's own readers (``import_preview``);
+Start hands a ``guiapp import`` :class:`CliJob` to the Datasets page.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from guiapp.core.importers.sources import FORMATS
+from guiapp.core.store.format import SAMPLE_DTYPES
+from guiapp.ui.dialogs.import_preview import TEXT_FORMATS, PreviewRow, guess_format, preview
+from guiapp.ui.jobs.cli_job import CliJob
+from guiapp.ui.widgets.form_fields import FileField
+
+AUTO = "auto"
+
+
+class ImportDialog(QDialog):
+    """Collects a ``guiapp import`` command; ``job_ready(job, out)`` when the user starts it."""
+
+    job_ready = Signal(object, object)
+    PREVIEW_COLUMNS = ("Line", "Label", "Data", "Length", "Problem")
+
+    def __init__(self, data_folder: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Import a dataset")
+        self.data_folder = Path(data_folder)
+        self.format = QComboBox()
+        self.format.addItems(FORMATS)
+        self.format.setCurrentText("jsonl")
+        self.source = FileField(
+            "Import source", "Data (*.jsonl *.json *.csv *.tsv *.npy *.npz *.gz)"
+        )
+        self.output = FileField("Dataset file", "guiapp datasets (*.h5)", save=True)
+        self.label_field = QLineEdit("label")
+        self.data_field = QLineEdit("data")
+        self.delimiter = QLineEdit()
+        self.delimiter.setPlaceholderText("default: , for csv, tab for tsv")
+        self.length = QSpinBox()
+        self.length.setRange(0, 10_000_000)
+        self.length.setSpecialValueText("keep as is")
+        self.pad = QComboBox()
+        self.pad.addItems(["post", "pre"])
+        self.truncate = QComboBox()
+        self.truncate.addItems(["pre", "post"])
+        self.dtype = QComboBox()
+        self.dtype.addItems([AUTO, *SAMPLE_DTYPES])
+        self.class_names = QLineEdit()
+        self.class_names.setPlaceholderText("optional: comma-separated, in class-index order")
+        self.on_error = QComboBox()
+        self.on_error.addItems(["abort", "skip"])
+        self.on_error.setToolTip("abort: stop at the first bad row (file:line); skip: leave it out")
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.overwrite = QCheckBox("Replace an existing dataset at this path")
+
+        source_form = QFormLayout()
+        source_form.addRow("Format", self.format)
+        source_form.addRow("Source", self.source)
+        source_form.addRow("Output", self.output)
+        fields = QGroupBox("Fields and samples")
+        grid = QFormLayout(fields)
+        grid.addRow("Label field", self.label_field)
+        grid.addRow("Data field", self.data_field)
+        grid.addRow("Delimiter", self.delimiter)
+        pad_row = QHBoxLayout()
+        pad_row.addWidget(self.length, 1)
+        pad_row.addWidget(QLabel("pad"))
+        pad_row.addWidget(self.pad)
+        pad_row.addWidget(QLabel("truncate"))
+        pad_row.addWidget(self.truncate)
+        grid.addRow("Length", pad_row)
+        grid.addRow("Dtype", self.dtype)
+        grid.addRow("Class names", self.class_names)
+        grid.addRow("On a bad row", self.on_error)
+        grid.addRow("Shuffle seed", self.seed)
+        grid.addRow("", self.overwrite)
+        self.fields_form = grid
+
+        self.preview_table = QTableWidget(0, len(self.PREVIEW_COLUMNS))
+        self.preview_table.setHorizontalHeaderLabels(self.PREVIEW_COLUMNS)
+        self.preview_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.preview_table.verticalHeader().setVisible(False)
+        self.preview_table.setWordWrap(False)
+        header = self.preview_table.horizontalHeader()
+        for col in range(len(self.PREVIEW_COLUMNS)):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.preview_label = QLabel("Choose a source to see its first rows.")
+        self.preview_label.setWordWrap(True)
+        preview_box = QGroupBox("Preview (first rows, parsed as the import will parse them)")
+        preview_layout = QVBoxLayout(preview_box)
+        preview_layout.addWidget(self.preview_label)
+        preview_layout.addWidget(self.preview_table, 1)
+
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.start_button = QPushButton("Start import")
+        self.start_button.setDefault(True)
+        cancel = QPushButton("Cancel")
+        self.start_button.clicked.connect(self.start)
+        cancel.clicked.connect(self.reject)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(cancel)
+
+        columns = QHBoxLayout()
+        left = QVBoxLayout()
+        left.addLayout(source_form)
+        left.addWidget(fields)
+        left.addStretch(1)
+        columns.addLayout(left, 2)
+        columns.addWidget(preview_box, 3)
+        layout = QVBoxLayout(self)
+        layout.addLayout(columns, 1)
+        layout.addWidget(self.message)
+        layout.addLayout(buttons)
+
+        self.source.changed.connect(self._source_changed)
+        self.format.currentTextChanged.connect(self.update_preview)
+        for edit in (self.label_field, self.data_field, self.delimiter):
+            edit.textChanged.connect(self.update_preview)
+        self.dtype.currentTextChanged.connect(self.update_preview)
+        self.resize(1000, 560)
+
+    # ------------------------------------------------------------------ preview
+    def _source_changed(self, text: str) -> None:
+        path = Path(text.strip())
+        fmt = guess_format(path) if text.strip() and path.exists() else None
+        if fmt is not None and fmt != self.format.currentText():
+            self.format.setCurrentText(fmt)  # updates the preview
+        else:
+            self.update_preview()
+        if text.strip() and not self.output.path():
+            stem = path.name.split(".")[0] or "imported"
+            self.output.set_path(self.data_folder / f"{stem}.h5")
+
+    def update_preview(self) -> list[PreviewRow]:
+        """Parse the first rows of the source and show them (a few lines: fast enough here)."""
+        from guiapp.core.errors import UserError
+
+        fmt, src = self.format.currentText(), self.source.path()
+        text_format = fmt in TEXT_FORMATS
+        for edit in (self.label_field, self.data_field, self.delimiter):
+            edit.setEnabled(text_format)
+        self.preview_table.setRowCount(0)
+        if not src:
+            self.preview_label.setText("Choose a source to see its first rows.")
+            return []
+        dtype = self.dtype.currentText()
+        fields: dict[str, object] = {}
+        if text_format:
+            fields = {
+                "label_field": self.label_field.text().strip() or "label",
+                "data_field": self.data_field.text().strip() or "data",
+                "delimiter": self.delimiter.text() or None,
+                "dtype": "uint16" if dtype == AUTO else dtype,
+            }
+        try:
+            rows = preview(fmt, Path(src), **fields)
+        except (UserError, OSError, ValueError) as exc:
+            self.preview_label.setText(f"Cannot preview: {exc}")
+            return []
+        self.preview_table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            length = "" if row.length is None else str(row.length)
+            for c, text in enumerate((row.where, row.label, row.data, length, row.problem)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                self.preview_table.setItem(r, c, item)
+        bad = sum(1 for row in rows if row.problem)
+        self.preview_label.setText(
+            f"{len(rows)} row(s) shown" + (f", {bad} with a problem." if bad else ".")
+        )
+        return rows
+
+    # ------------------------------------------------------------------ start
+    def cli_args(self) -> list[str]:
+        src, out = self.source.path(), self.output.path()
+        if not src:
+            raise ValueError("Source: choose the file or folder to import")
+        if not out:
+            raise ValueError("Output: choose where to write the dataset (NAME.h5)")
+        fmt = self.format.currentText()
+        args = [src, out, "--format", fmt]
+        if fmt in TEXT_FORMATS:
+            args += ["--label-field", self.label_field.text().strip() or "label"]
+            args += ["--data-field", self.data_field.text().strip() or "data"]
+            if self.delimiter.text():
+                args += ["--delimiter", self.delimiter.text()]
+        if self.length.value():
+            args += ["--length", str(self.length.value())]
+            args += ["--pad", self.pad.currentText(), "--truncate", self.truncate.currentText()]
+        if self.dtype.currentText() != AUTO:
+            args += ["--dtype", self.dtype.currentText()]
+        if self.class_names.text().strip():
+            args += ["--class-names", self.class_names.text().strip()]
+        args += ["--on-error", self.on_error.currentText(), "--seed", str(self.seed.value())]
+        if self.overwrite.isChecked():
+            args.append("--overwrite")
+        return args
+
+    def start(self) -> CliJob | None:
+        try:
+            args = self.cli_args()
+        except ValueError as exc:
+            self.message.setText(str(exc))
+            self.message.setStyleSheet("color: #c62828;")
+            return None
+        out = Path(args[1])
+        if not out.is_absolute():
+            out = self.data_folder.parent / out
+        args[1] = str(out)
+        job = CliJob(f"import {out.name}", "import", args)
+        self.job_ready.emit(job, out)
+        self.accept()
+        return job

@@ -1,0 +1,1 @@
+"""Background jobs of the GUI: a CLI child process (QProcess), the Jobs panel, tails of detached runs."""

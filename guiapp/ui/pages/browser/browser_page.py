@@ -1,0 +1,268 @@
+"""The Browser page: a virtual grid of any dataset's samples, a detail pane and statistics.
+
+Everything that touches rows runs off the GUI thread (:class:`SampleLoader`); the grid
+reads only the rows on screen. ``show_indices`` lets other pages (Runs) open a list of
+samples, e.g. the misclassified ones.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QSplitter,
+    QWidget,
+)
+
+from guiapp.core.project import Project
+from guiapp.ui.background import BackgroundCalls
+from guiapp.ui.pages.base import SP, Page
+from guiapp.ui.pages.browser.dataset_stats import DatasetStats, sample_statistics
+from guiapp.ui.pages.browser.sample_detail import SampleDetail
+from guiapp.ui.widgets.sample_grid import SampleGridView
+from guiapp.ui.widgets.sample_loader import SampleLoader
+from guiapp.ui.widgets.sample_selection import SampleSelection
+from guiapp.ui.widgets.thumbnails import ColorScale
+
+ALL_CLASSES = -1
+
+
+class BrowserPage(Page):
+    title = "Browser"
+    blurb = (
+        "Scroll through any dataset as a grid of thumbnails with labels, reading only "
+        "the rows on screen, even for billions of samples."
+    )
+    icon = SP.SP_FileDialogContentsView
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.loader = SampleLoader(self)
+        self.stats_calls = BackgroundCalls(threads=1, parent=self)
+        self.meta: dict[str, Any] | None = None
+        self.path = ""
+        self._project: Project | None = None
+        self._scan_id = -1
+        self._pending_indices: tuple[np.ndarray, str] | None = None
+
+        self.dataset_combo = QComboBox()
+        self.dataset_combo.setMinimumContentsLength(14)
+        self.class_combo = QComboBox()
+        self.class_combo.setMinimumContentsLength(12)
+        self.scale_combo = QComboBox()
+        self.scale_combo.addItems(["shared scale", "per-sample scale"])
+        self.scale_combo.setToolTip("Colour range: the dataset's (comparable) or each sample's own")
+        self.jump = QDoubleSpinBox()
+        self.jump.setDecimals(0)
+        self.jump.setRange(0, 0)
+        self.jump.setKeyboardTracking(False)
+        self.jump.setToolTip("Jump to this row of the dataset")
+        self.status = QLabel("No dataset.")
+        controls = QHBoxLayout()
+        for text, widget in (
+            ("Dataset", self.dataset_combo),
+            ("Class", self.class_combo),
+            ("Colours", self.scale_combo),
+            ("Go to row", self.jump),
+        ):
+            controls.addWidget(QLabel(text))
+            controls.addWidget(widget)
+        controls.addStretch(1)
+        controls.addWidget(self.status)
+
+        self.grid = SampleGridView(self.loader)
+        self.detail = SampleDetail()
+        self.stats = DatasetStats()
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.detail)
+        right.addWidget(self.stats)
+        right.setSizes([300, 240])
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.grid)
+        split.addWidget(right)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([560, 400])
+        self.body.addLayout(controls)
+        self.body.addWidget(split, 1)
+
+        self.dataset_combo.currentIndexChanged.connect(self._dataset_picked)
+        self.class_combo.currentIndexChanged.connect(self._class_picked)
+        self.scale_combo.currentIndexChanged.connect(self._scale_picked)
+        self.jump.valueChanged.connect(lambda v: self.jump_to(int(v)))
+        self.grid.current_changed.connect(self._current_changed)
+        self.loader.opened.connect(self._opened)
+        self.loader.failed.connect(lambda msg: self.status.setText(f"Cannot open: {msg}"))
+        self.loader.sample.connect(self._sample_read)
+        self.loader.scan_found.connect(self._scan_found)
+        self.loader.scan_done.connect(self._scan_done)
+        self.stats_calls.done.connect(self._stats_ready)
+
+    # ------------------------------------------------------------------ datasets
+    def set_project(self, project: Project) -> None:
+        self._project = project
+        self.project_updated()
+
+    def project_updated(self) -> None:
+        if self._project is None:
+            return
+        current = self.dataset_combo.currentData()
+        self.dataset_combo.blockSignals(True)
+        self.dataset_combo.clear()
+        for ref in self._project.datasets:
+            if ref.path.exists():
+                self.dataset_combo.addItem(ref.name, str(ref.path))
+        self.dataset_combo.blockSignals(False)
+        at = self.dataset_combo.findData(current) if current else -1
+        if at >= 0:
+            self.dataset_combo.setCurrentIndex(at)
+        elif self.dataset_combo.count():
+            self.dataset_combo.setCurrentIndex(0)
+            self._dataset_picked(0)
+
+    def _dataset_picked(self, index: int) -> None:
+        path = self.dataset_combo.itemData(index)
+        if path:
+            self.open_dataset(str(path))
+
+    def open_dataset(self, path: str) -> None:
+        """Show ``path`` (its header is read on the worker thread)."""
+        self.path = str(Path(path))
+        self.meta = None
+        self.status.setText("Opening…")
+        self.grid.set_selection(SampleSelection(0), [])
+        self.detail.clear()
+        self.loader.open(self.path)
+
+    def _opened(self, meta: dict[str, Any]) -> None:
+        self.meta = meta
+        self.loader.scale = self._scale()
+        self.grid.set_sample_shape(meta["sample_shape"])
+        self.class_combo.blockSignals(True)
+        self.class_combo.clear()
+        self.class_combo.addItem("all classes", ALL_CLASSES)
+        for i, (name, count) in enumerate(
+            zip(meta["class_names"], meta["class_counts"], strict=False)
+        ):
+            self.class_combo.addItem(f"{i}: {name} ({count:,})", i)
+        self.class_combo.blockSignals(False)
+        self.jump.setRange(0, max(0, meta["rows"] - 1))
+        self.stats.show_header(meta)
+        self.stats_calls.submit(self.path, sample_statistics, self.path, len(meta["class_names"]))
+        if self._pending_indices is not None:
+            indices, title = self._pending_indices
+            self._pending_indices = None
+            self.show_indices(indices, title)
+        else:
+            self._show(SampleSelection(meta["rows"]))
+
+    def _scale(self) -> ColorScale:
+        assert self.meta is not None
+        shared = self.scale_combo.currentIndex() == 0
+        return ColorScale.for_dataset(self.meta["values"], self.meta["dtype"], shared)
+
+    def _show(self, selection: SampleSelection) -> None:
+        assert self.meta is not None
+        self.grid.set_selection(selection, self.meta["class_names"])
+        self._update_status()
+        if len(selection):
+            self.grid.set_current(0)
+
+    def _update_status(self, scanning: bool = False) -> None:
+        if self.meta is None:
+            return
+        sel, rows = self.grid.selection, self.meta["rows"]
+        what = sel.title or ("all rows" if sel.is_all else "matching rows")
+        text = f"{len(sel):,} of {rows:,} rows · {what}"
+        self.status.setText(text + (" · scanning labels…" if scanning else ""))
+
+    # ------------------------------------------------------------------ filters and jumps
+    def _class_picked(self, index: int) -> None:
+        if self.meta is None:
+            return
+        self.set_class_filter(self.class_combo.itemData(index))
+
+    def set_class_filter(self, cls: int) -> None:
+        """Show only class ``cls`` (``-1``: all); labels are scanned in chunks on a worker."""
+        assert self.meta is not None
+        self.loader.stop_scan()
+        if cls == ALL_CLASSES:
+            self._scan_id = -1
+            self._show(SampleSelection(self.meta["rows"]))
+            return
+        name = self.meta["class_names"][cls]
+        self._show(SampleSelection(self.meta["rows"], np.zeros(0, np.int64), f"class {name}"))
+        self._scan_id = self.loader.scan(self.path, {cls})
+        self._update_status(scanning=True)
+
+    def _scan_found(self, scan_id: int, rows: object, _scanned: object) -> None:
+        if scan_id != self._scan_id or not isinstance(rows, np.ndarray):
+            return
+        was_empty = len(self.grid.selection) == 0
+        self.grid.selection.extend(rows)
+        self.grid.selection_grew()
+        if was_empty and len(self.grid.selection):
+            self.grid.set_current(0)
+        self._update_status(scanning=True)
+
+    def _scan_done(self, scan_id: int, complete: bool) -> None:
+        if scan_id == self._scan_id:
+            self._update_status()
+            if not complete:
+                self.status.setText(self.status.text() + " (first matches only)")
+
+    def _scale_picked(self, _index: int) -> None:
+        if self.meta is not None:
+            self.loader.scale = self._scale()
+            self.grid.clear_cache()
+
+    def jump_to(self, row: int) -> None:
+        """Scroll to dataset row ``row`` (or the next shown row when a filter hides it)."""
+        if self.meta is None or not len(self.grid.selection):
+            return
+        cell = self.grid.selection.cell_of(row)
+        if cell is None:
+            cell = self.grid.selection.nearest_cell(row)
+        self.grid.scroll_to_cell(cell)
+
+    def show_indices(self, indices: Any, title: str, dataset: str | None = None) -> None:
+        """Show just these dataset rows (e.g. a run's misclassified samples) under ``title``."""
+        rows = np.asarray(list(indices) if not isinstance(indices, np.ndarray) else indices)
+        rows = rows.astype(np.int64)
+        if dataset is not None and str(Path(dataset)) != self.path:
+            self._pending_indices = (rows, title)
+            at = self.dataset_combo.findData(str(Path(dataset)))
+            if at >= 0:
+                self.dataset_combo.setCurrentIndex(at)
+            else:
+                self.open_dataset(dataset)
+            return
+        if self.meta is None:
+            self._pending_indices = (rows, title)
+            return
+        self.loader.stop_scan()
+        self._scan_id = -1
+        rows = rows[(rows >= 0) & (rows < self.meta["rows"])]
+        self._show(SampleSelection(self.meta["rows"], rows, title))
+
+    # ------------------------------------------------------------------ detail and stats
+    def _current_changed(self, _cell: int, row: int) -> None:
+        self.loader.request_sample(row)
+
+    def _sample_read(self, row: object, sample: object, label: int) -> None:
+        if self.meta is None or not isinstance(sample, np.ndarray):
+            return
+        names = self.meta["class_names"]
+        name = names[label] if 0 <= label < len(names) else "?"
+        self.detail.show_sample(int(row), sample, label, name)  # type: ignore[call-overload]
+
+    def _stats_ready(self, key: object, stats: object) -> None:
+        if key == self.path and self.meta is not None and isinstance(stats, dict):
+            self.stats.show_sample_statistics(stats, self.meta["sample_shape"])

@@ -1,0 +1,94 @@
+"""The browser's detail pane: the selected sample large, its label, the value under the cursor."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
+
+from guiapp.ui.widgets.thumbnails import as_plane
+
+
+class SampleDetail(QWidget):
+    """A pyqtgraph ``ImageView`` for 2D samples and a ``PlotWidget`` for 1D ones."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = QLabel("Pick a sample in the grid.")
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.cursor_label = QLabel(" ")
+        self.cursor_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        plot_item = pg.PlotItem()
+        plot_item.setLabel("bottom", "x (column)")
+        plot_item.setLabel("left", "y (row)")
+        self.image_view = pg.ImageView(view=plot_item)
+        self.image_view.ui.roiBtn.hide()
+        self.image_view.ui.menuBtn.hide()
+        self.image_view.setColorMap(pg.colormap.get("viridis"))
+        plot_item.invertY(True)
+        plot_item.setAspectLocked(True)
+        plot_item.scene().sigMouseMoved.connect(self._image_mouse)
+
+        self.plot = pg.PlotWidget()
+        self.plot.setLabel("bottom", "position")
+        self.plot.setLabel("left", "value")
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.curve = self.plot.plot([], [], pen=pg.mkPen("#3b82c4", width=1.5))
+        self.plot.scene().sigMouseMoved.connect(self._plot_mouse)
+
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.image_view)
+        self.stack.addWidget(self.plot)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.stack, 1)
+        layout.addWidget(self.cursor_label)
+        self.values: np.ndarray | None = None
+        self.row = -1
+
+    def clear(self) -> None:
+        self.values = None
+        self.row = -1
+        self.title.setText("Pick a sample in the grid.")
+        self.cursor_label.setText(" ")
+        self.curve.setData([], [])
+        self.image_view.clear()
+
+    def show_sample(self, row: int, sample: np.ndarray, label: int, class_name: str) -> None:
+        self.row = row
+        self.title.setText(
+            f"<b>Sample {row:,}</b> · class {label} <b>{class_name}</b> · "
+            f"shape {'x'.join(map(str, sample.shape))} {sample.dtype}"
+        )
+        if sample.ndim >= 2:
+            plane = as_plane(sample).astype(np.float32)
+            self.values = plane
+            self.stack.setCurrentWidget(self.image_view)
+            # pyqtgraph's default axis order is (x, y): hand it the transpose.
+            self.image_view.setImage(plane.T, autoLevels=True, autoRange=True)
+        else:
+            flat = np.asarray(sample).reshape(-1).astype(np.float64)
+            self.values = flat
+            self.stack.setCurrentWidget(self.plot)
+            self.curve.setData(np.arange(len(flat)), flat)
+            self.plot.enableAutoRange()
+
+    def _image_mouse(self, pos: QPointF) -> None:
+        if self.values is None or self.values.ndim != 2:
+            return
+        point = self.image_view.getView().vb.mapSceneToView(pos)
+        x, y = int(np.floor(point.x())), int(np.floor(point.y()))
+        h, w = self.values.shape
+        if 0 <= x < w and 0 <= y < h:
+            self.cursor_label.setText(f"x {x}, y {y}: value {self.values[y, x]:.6g}")
+
+    def _plot_mouse(self, pos: QPointF) -> None:
+        if self.values is None or self.values.ndim != 1:
+            return
+        point = self.plot.getPlotItem().vb.mapSceneToView(pos)
+        i = int(round(point.x()))
+        if 0 <= i < len(self.values):
+            self.cursor_label.setText(f"position {i}: value {self.values[i]:.6g}")

@@ -1,0 +1,1 @@
+"""The Datasets page: the project's datasets, generate, import, check."""

@@ -1,0 +1,397 @@
+"""The Model page: a model spec as a table of layers, a typed editor, training settings and
+a live summary.
+
+Specs live in the project (``project.models``: ``{"name", "spec"}``); each edit changes the
+spec in place, marks the project changed and, after a short pause, checks and summarises
+it on a worker thread (``validate``/``summarize`` are pure Python: no TensorFlow here).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from guiapp.core import model as specs
+from guiapp.core.project import Project
+from guiapp.ui.background import BackgroundCalls
+from guiapp.ui.pages.base import SP, Page
+from guiapp.ui.pages.model.layer_editor import LayerEditor, summary_text
+from guiapp.ui.pages.model.model_settings import ModelSettings, check_model
+from guiapp.ui.widgets.tables import table
+
+EMPTY = "empty model"
+SPEC_FILTER = "Model specs (*.json);;All files (*)"
+CHECK_DELAY_MS = 150
+
+
+def empty_spec(name: str = "model") -> dict[str, Any]:
+    spec = specs.get_template("cnn2d-small")
+    spec.update(name=name, description="", layers=[])
+    return spec
+
+
+class ModelPage(Page):
+    title = "Model"
+    blurb = (
+        "Define a Keras CNN as a list of layers, start from a template, and check its "
+        "shapes, parameter count and memory before training."
+    )
+    icon = SP.SP_FileDialogDetailedView
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._project: Project | None = None
+        self.index = -1  # the edited entry of project.models
+        self.errors: list[dict[str, Any]] = []
+        self._generation = 0
+
+        self.model_combo = QComboBox()
+        self.model_combo.setMinimumContentsLength(16)
+        self.template_combo = QComboBox()
+        self.template_combo.addItems([*specs.template_names(), EMPTY])
+        self.new_button = QPushButton("New")
+        self.new_button.setToolTip("Add a model to the project from the template (or empty)")
+        self.name_edit = QLineEdit()
+        self.name_edit.setPlaceholderText("name")
+        self.delete_button = QPushButton("Delete")
+        self.import_button = QPushButton("Import…")
+        self.export_button = QPushButton("Export…")
+        top = QHBoxLayout()
+        for label, w in (("Model", self.model_combo), ("Name", self.name_edit)):
+            top.addWidget(QLabel(label))
+            top.addWidget(w)
+        top.addWidget(self.delete_button)
+        top.addSpacing(16)
+        top.addWidget(QLabel("Template"))
+        for w in (self.template_combo, self.new_button, self.import_button, self.export_button):
+            top.addWidget(w)
+        top.addStretch(1)
+
+        self.layers = table(("#", "Layer", "Parameters"))
+        self.layers.setSelectionMode(self.layers.SelectionMode.SingleSelection)
+        self.type_combo = QComboBox()
+        self.type_combo.addItems([t["name"] for t in specs.layer_types()])
+        self.add_button = QPushButton("Add")
+        self.remove_button = QPushButton("Remove")
+        self.up_button = QPushButton("Up")
+        self.down_button = QPushButton("Down")
+        layer_buttons = QHBoxLayout()
+        for w in (self.type_combo, self.add_button, self.remove_button, self.up_button):
+            layer_buttons.addWidget(w)
+        layer_buttons.addWidget(self.down_button)
+        self.editor = LayerEditor()
+        scroll = QScrollArea()
+        scroll.setWidget(self.editor)
+        scroll.setWidgetResizable(True)
+        self.editor_box = QGroupBox("Layer")
+        QVBoxLayout(self.editor_box).addWidget(scroll)
+        left = QWidget()
+        lcol = QVBoxLayout(left)
+        lcol.setContentsMargins(0, 0, 0, 0)
+        lcol.addWidget(self.layers, 3)
+        lcol.addLayout(layer_buttons)
+        lcol.addWidget(self.editor_box, 2)
+
+        self.settings = ModelSettings()
+        self.summary = table(("Layer", "Output shape", "Params", "Activations"))
+        self.totals = QLabel()
+        self.totals.setWordWrap(True)
+        self.problems = QLabel()
+        self.problems.setWordWrap(True)
+        self.problems.setStyleSheet("color: #c62828;")
+        right = QWidget()
+        rcol = QVBoxLayout(right)
+        rcol.setContentsMargins(0, 0, 0, 0)
+        rcol.addWidget(self.settings)
+        rcol.addWidget(self.problems)
+        rcol.addWidget(self.summary, 1)
+        rcol.addWidget(self.totals)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setSizes([480, 440])
+        self.body.addLayout(top)
+        self.body.addWidget(split, 1)
+
+        self.checker = BackgroundCalls(threads=1, parent=self)
+        self.checker.done.connect(self._checked)
+        self.check_timer = QTimer(self)
+        self.check_timer.setSingleShot(True)
+        self.check_timer.setInterval(CHECK_DELAY_MS)
+        self.check_timer.timeout.connect(self._check_now)
+        self.model_combo.currentIndexChanged.connect(self._model_picked)
+        self.name_edit.editingFinished.connect(self._rename)
+        self.new_button.clicked.connect(lambda: self.new_model(self.template_combo.currentText()))
+        self.delete_button.clicked.connect(self.delete_model)
+        self.import_button.clicked.connect(self.import_spec)
+        self.export_button.clicked.connect(self.export_spec)
+        self.add_button.clicked.connect(lambda: self.add_layer(self.type_combo.currentText()))
+        self.remove_button.clicked.connect(self.remove_layer)
+        self.up_button.clicked.connect(lambda: self.move_layer(-1))
+        self.down_button.clicked.connect(lambda: self.move_layer(1))
+        self.layers.itemSelectionChanged.connect(self._layer_picked)
+        self.editor.changed.connect(self._layer_edited)
+        self.settings.changed.connect(self.edited)
+        self.settings.recheck.connect(self.check_timer.start)
+        self._show_spec()
+
+    # ------------------------------------------------------------------ project
+    @property
+    def spec(self) -> dict[str, Any] | None:
+        if self._project is None or not 0 <= self.index < len(self._project.models):
+            return None
+        spec = self._project.models[self.index].get("spec")
+        return spec if isinstance(spec, dict) else None
+
+    def set_project(self, project: Project) -> None:
+        if project is self._project:  # saved: keep the model and layer being edited
+            self.project_updated()
+            return
+        self._project = project
+        self.index = len(project.models) - 1
+        self.settings.fill_datasets(project)
+        self._fill_models()
+
+    def project_updated(self) -> None:
+        if self._project is not None:
+            self.settings.fill_datasets(self._project)
+            self._fill_models()
+
+    def _fill_models(self) -> None:
+        assert self._project is not None
+        self.model_combo.blockSignals(True)
+        self.model_combo.clear()
+        for i, entry in enumerate(self._project.models):
+            self.model_combo.addItem(str(entry.get("name", f"model {i + 1}")))
+        self.model_combo.setCurrentIndex(self.index)
+        self.model_combo.blockSignals(False)
+        self._show_spec()
+
+    def _model_picked(self, index: int) -> None:
+        self.index = index
+        self._show_spec()
+
+    def _unique_name(self, name: str) -> str:
+        taken = {m.get("name") for m in self._project.models} if self._project else set()
+        out, n = name, 2
+        while out in taken:
+            out, n = f"{name}-{n}", n + 1
+        return out
+
+    def add_model(self, spec: dict[str, Any]) -> None:
+        assert self._project is not None
+        name = self._unique_name(str(spec.get("name") or "model"))
+        spec["name"] = name
+        self._project.models.append({"name": name, "spec": spec})
+        self.index = len(self._project.models) - 1
+        self._fill_models()
+        self.project_changed.emit()
+
+    def new_model(self, template: str) -> None:
+        """Add a model from ``template`` (or empty), fitted to the chosen dataset."""
+        if self._project is None:
+            return
+        info = self.settings.data_info
+        if template == EMPTY:
+            spec = empty_spec()
+            if info:
+                spec["input"]["shape"] = list(info["sample_shape"])
+        else:
+            kwargs: dict[str, Any] = {}
+            if info:
+                kwargs = {"num_classes": len(info["classes"]), "input_shape": info["sample_shape"]}
+            try:
+                spec = specs.get_template(template, **kwargs)
+            except Exception:  # noqa: BLE001 - a dataset the template cannot fit: use as is
+                spec = specs.get_template(template)
+        self.add_model(spec)
+
+    def delete_model(self) -> None:
+        if self.spec is None or self._project is None:
+            return
+        del self._project.models[self.index]
+        self.index = min(self.index, len(self._project.models) - 1)
+        self._fill_models()
+        self.project_changed.emit()
+
+    def _rename(self) -> None:
+        spec, name = self.spec, self.name_edit.text().strip()
+        if spec is None or not name or name == spec.get("name") or self._project is None:
+            return
+        name = self._unique_name(name)
+        spec["name"] = self._project.models[self.index]["name"] = name
+        self.model_combo.setItemText(self.index, name)
+        self.name_edit.setText(name)
+        self.project_changed.emit()
+
+    def import_spec(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import model spec", "", SPEC_FILTER)
+        if not path:
+            return
+        try:
+            spec = dict(specs.load_spec(path))
+        except Exception as exc:  # noqa: BLE001 - shown to the user
+            QMessageBox.warning(self, "Import model spec", str(exc))
+            return
+        spec.setdefault("name", Path(path).stem)
+        self.add_model(spec)
+
+    def export_spec(self) -> None:
+        spec = self.spec
+        if spec is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export model spec", f"{spec.get('name', 'model')}.json", SPEC_FILTER
+        )
+        if path:
+            try:
+                specs.save_spec(spec, path)
+            except Exception as exc:  # noqa: BLE001 - shown to the user
+                QMessageBox.warning(self, "Export model spec", str(exc))
+
+    # ------------------------------------------------------------------ layers
+    def layer_list(self) -> list[dict[str, Any]]:
+        spec = self.spec
+        return spec["layers"] if spec is not None and isinstance(spec.get("layers"), list) else []
+
+    def selected_layer(self) -> int:
+        rows = self.layers.selectionModel().selectedRows()
+        return rows[0].row() if rows else -1
+
+    def add_layer(self, layer_type: str) -> None:
+        if self.spec is None:
+            return
+        at = self.selected_layer() + 1 or len(self.layer_list())
+        self.layer_list().insert(at, specs.default_layer(layer_type))
+        self.edited(select=at)
+
+    def remove_layer(self) -> None:
+        at = self.selected_layer()
+        if 0 <= at < len(self.layer_list()):
+            del self.layer_list()[at]
+            self.edited(select=min(at, len(self.layer_list()) - 1))
+
+    def move_layer(self, step: int) -> None:
+        layers, at = self.layer_list(), self.selected_layer()
+        to = at + step
+        if 0 <= at < len(layers) and 0 <= to < len(layers):
+            layers[at], layers[to] = layers[to], layers[at]
+            self.edited(select=to)
+
+    def _layer_picked(self) -> None:
+        at = self.selected_layer()
+        layers = self.layer_list()
+        layer = layers[at] if 0 <= at < len(layers) else None
+        self.editor_box.setTitle(f"Layer {at}: {layer['type']}" if layer else "Layer")
+        self.editor.set_layer(layer)
+        self._show_layer_errors()
+        self.remove_button.setEnabled(layer is not None)
+        self.up_button.setEnabled(layer is not None and at > 0)
+        self.down_button.setEnabled(layer is not None and at < len(layers) - 1)
+
+    def _layer_edited(self) -> None:
+        at = self.selected_layer()
+        if 0 <= at < len(self.layer_list()):
+            item = self.layers.item(at, 2)
+            if item is not None:
+                item.setText(summary_text(self.layer_list()[at]))
+        self.edited(rebuild=False)
+
+    def edited(self, select: int | None = None, rebuild: bool = True) -> None:
+        """The spec changed: store it, mark the project changed, check it soon."""
+        if rebuild:
+            self._fill_layers(select)
+        self.project_changed.emit()
+        self.check_timer.start()
+
+    # ------------------------------------------------------------------ showing
+    def _show_spec(self) -> None:
+        spec = self.spec
+        has = spec is not None
+        for w in (self.name_edit, self.delete_button, self.export_button, self.add_button):
+            w.setEnabled(has)
+        self.name_edit.setText(str(spec.get("name", "")) if spec else "")
+        self.settings.set_spec(spec)
+        self._fill_layers(0 if self.layer_list() else None)
+        self._check_now()
+
+    def _fill_layers(self, select: int | None = None) -> None:
+        layers = self.layer_list()
+        self.layers.blockSignals(True)
+        self.layers.setRowCount(len(layers))
+        for row, layer in enumerate(layers):
+            for col, text in enumerate((str(row), str(layer.get("type")), summary_text(layer))):
+                self.layers.setItem(row, col, QTableWidgetItem(text))
+        self.layers.blockSignals(False)
+        if select is not None and 0 <= select < len(layers):
+            self.layers.selectRow(select)
+        self._layer_picked()
+        self._mark_layers()
+
+    def _check_now(self) -> None:
+        spec = self.spec
+        self._generation += 1
+        if spec is None:
+            self._checked(self._generation, {"errors": [], "summary": None})
+            return
+        batch = self.settings.batch.value()
+        info = self.settings.data_info
+        self.checker.submit(self._generation, check_model, copy.deepcopy(spec), batch, info)
+
+    def _checked(self, generation: object, result: object) -> None:
+        if generation != self._generation or not isinstance(result, dict):
+            return  # an older spec's answer
+        self.errors = result["errors"]
+        self._mark_layers()
+        self._show_layer_errors()
+        general = [e["message"] for e in self.errors if e["layer"] is None]
+        self.problems.setText("\n".join(general))
+        self.problems.setVisible(bool(general))
+        self.settings.show_summary(self.summary, self.totals, result["summary"], self.errors)
+
+    def _mark_layers(self) -> None:
+        by_row: dict[int, list[str]] = {}
+        for e in self.errors:
+            if e["layer"]:
+                by_row.setdefault(e["layer"][0], []).append(e["message"])
+        red = QColor(198, 40, 40)
+        warn_icon = self.style().standardIcon(SP.SP_MessageBoxWarning)
+        for row in range(self.layers.rowCount()):
+            messages = by_row.get(row, [])
+            for col in range(3):
+                item = self.layers.item(row, col)
+                if item is None:
+                    continue
+                item.setForeground(red if messages else self.palette().text().color())
+                item.setToolTip("\n".join(messages))
+                if col == 0:
+                    item.setIcon(
+                        warn_icon if messages else self.style().standardIcon(SP.SP_CustomBase)
+                    )
+
+    def _show_layer_errors(self) -> None:
+        at = self.selected_layer()
+        found: dict[str, str] = {}
+        for e in self.errors:
+            if e["layer"] == [at] and e["param"]:
+                found.setdefault(e["param"], e["problem"])
+        self.editor.show_errors(found)

@@ -1,0 +1,1 @@
+"""The Runs page: finished and running runs, their curves, confusion matrix and report."""

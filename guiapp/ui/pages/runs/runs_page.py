@@ -1,0 +1,293 @@
+"""The Runs page: every run of the project, their curves side by side, and their evaluation.
+
+Run folders are read on a worker thread (:func:`read_run`); clicking a confusion cell
+opens that class's validation samples in the Browser (``show_samples``).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from guiapp.core.project import Project
+from guiapp.ui.background import BackgroundCalls
+from guiapp.ui.jobs.cli_job import format_eta, format_rate
+from guiapp.ui.pages.base import SP, Page
+from guiapp.ui.pages.runs.confusion_view import ConfusionView
+from guiapp.ui.pages.runs.run_files import class_rows, read_run
+from guiapp.ui.widgets.tables import table
+
+COLORS = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189)]
+
+
+class RunsPage(Page):
+    title = "Runs"
+    blurb = (
+        "Compare runs: their learning curves, confusion matrices and per-class scores, "
+        "each reproducible from its folder."
+    )
+    icon = SP.SP_FileDialogListView
+    COLUMNS = ("Run", "Status", "Dataset", "Model", "Best val acc", "Duration", "Rows/s")
+    #: rows, title, dataset path: the window shows them in the Browser
+    show_samples = Signal(object, str, str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._project: Project | None = None
+        self.runs: dict[str, dict[str, Any]] = {}
+        self._shown_key: list[tuple[str, str]] = []
+        self.table = table(self.COLUMNS)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.refresh_button = QPushButton("Refresh")
+        self.open_button = QPushButton("Open run folder")
+        self.export_button = QPushButton("Export model…")
+        self.refresh_button.clicked.connect(self.refresh)
+        self.open_button.clicked.connect(self.open_folder)
+        self.export_button.clicked.connect(self.export_model)
+        buttons = QHBoxLayout()
+        for b in (self.refresh_button, self.open_button, self.export_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        self.curves = pg.PlotWidget()
+        self.curves.setLabel("bottom", "epoch")
+        self.curves.setLabel("left", "validation accuracy")
+        self.curves.showGrid(x=True, y=True, alpha=0.25)
+        for axis in ("left", "bottom"):
+            self.curves.getAxis(axis).enableAutoSIPrefix(False)
+        self.curves.addLegend(offset=(-8, -8), labelTextSize="8pt", brush=(20, 20, 20, 200))
+        self.curves.setMinimumHeight(160)
+        self.confusion = ConfusionView()
+        self.confusion.cell_clicked.connect(self.open_cell)
+        self.report = table(("Class", "Precision", "Recall", "F1", "Support"))
+        self.summary = QLabel("Select a run to see its evaluation.")
+        self.summary.setWordWrap(True)
+        evaluation = QSplitter(Qt.Orientation.Horizontal)
+        evaluation.addWidget(self.confusion)
+        side = QWidget()
+        col = QVBoxLayout(side)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addWidget(self.summary)
+        col.addWidget(self.report, 1)
+        evaluation.addWidget(side)
+        evaluation.setSizes([440, 360])
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(self.table)
+        top.addWidget(self.curves)
+        top.setSizes([520, 380])
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(top)
+        split.addWidget(evaluation)
+        split.setSizes([200, 320])
+        self.body.addLayout(buttons)
+        self.body.addWidget(split, 1)
+        self.loader = BackgroundCalls(threads=1, parent=self)
+        self.loader.done.connect(self._loaded)
+        self.samples = BackgroundCalls(threads=1, parent=self)
+        self.samples.done.connect(self._rows_found)
+        self.samples.failed.connect(
+            lambda _k, msg: self.summary.setText(f"Cannot list rows: {msg}")
+        )
+        self._update_buttons()
+
+    # ------------------------------------------------------------------ project
+    def set_project(self, project: Project) -> None:
+        self._project = project
+        self.runs.clear()
+        self.refresh()
+
+    def project_updated(self) -> None:
+        """Re-read only when the project's runs changed (not on every model edit)."""
+        if self._project is not None and self._runs_key() != self._shown_key:
+            self.refresh()
+
+    def _runs_key(self) -> list[tuple[str, str]]:
+        runs = self._project.runs if self._project is not None else []
+        return [(r["path"], str(r.get("status"))) for r in runs]
+
+    def refresh(self) -> None:
+        """Re-read every run folder (on the worker) and redraw."""
+        if self._project is None:
+            return
+        self._shown_key = self._runs_key()
+        for run in self._project.runs:
+            self.loader.submit(run["path"], read_run, run["path"])
+        self._fill_table()
+
+    def _loaded(self, key: object, info: object) -> None:
+        if isinstance(info, dict):
+            self.runs[str(key)] = info
+            self._fill_table()
+
+    def _fill_table(self) -> None:
+        assert self._project is not None
+        selected = self.selected_paths()
+        runs = self._project.runs
+        self.table.blockSignals(True)
+        self.table.setRowCount(len(runs))
+        for row, run in enumerate(runs):
+            info = self.runs.get(run["path"], {})
+            h = info.get("history")
+            best = h.best_val_accuracy() if h is not None else None
+            cells = [
+                run.get("name", Path(run["path"]).name),
+                info.get("status", run.get("status", "")),
+                run.get("dataset", ""),
+                run.get("model", ""),
+                f"{best:.4f}" if best is not None else "",
+                format_eta(h.duration_s()) if h is not None else "",
+                format_rate(h.rows_per_s()) if h is not None else "",
+            ]
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(run["path"] if c == 0 else text)
+                item.setData(Qt.ItemDataRole.UserRole, run["path"])
+                self.table.setItem(row, c, item)
+            if run["path"] in selected:
+                self.table.selectRow(row)
+        if not self.selected_paths() and runs:
+            self.table.selectRow(len(runs) - 1)
+        self.table.blockSignals(False)
+        self._selection_changed()
+
+    # ------------------------------------------------------------------ selection
+    def selected_paths(self) -> list[str]:
+        rows = sorted({i.row() for i in self.table.selectedItems()})
+        items = [self.table.item(r, 0) for r in rows]
+        return [str(i.data(Qt.ItemDataRole.UserRole)) for i in items if i is not None]
+
+    def current(self) -> dict[str, Any] | None:
+        """The selected run (the newest when none is selected), once it was read."""
+        paths = self.selected_paths()
+        if not paths and self._project is not None and self._project.runs:
+            paths = [self._project.runs[-1]["path"]]
+        return self.runs.get(paths[-1]) if paths else None
+
+    def _update_buttons(self) -> None:
+        info = self.current()
+        self.open_button.setEnabled(info is not None)
+        best = Path(info["path"]) / "best.keras" if info else None
+        self.export_button.setEnabled(best is not None and best.exists())
+
+    def _selection_changed(self) -> None:
+        self.curves.clear()
+        for n, path in enumerate(self.selected_paths()):
+            info = self.runs.get(path)
+            if info is None:
+                continue
+            h = info["history"]
+            color = COLORS[n % len(COLORS)]
+            name = Path(path).name
+            x = h.epoch_index.view() + 1
+            self.curves.plot(
+                x,
+                h.epoch["val_accuracy"].view(),
+                pen=pg.mkPen(color, width=2),
+                symbol="o",
+                symbolSize=6,
+                symbolBrush=color,
+                name=name,
+            )
+        self._show_evaluation(self.current())
+        self._update_buttons()
+
+    def _show_evaluation(self, info: dict[str, Any] | None) -> None:
+        report = info.get("report", {}) if info else {}
+        names = report.get("class_names") or []
+        confusion = report.get("confusion")
+        if confusion is None and info:
+            confusion = _confusion_csv(Path(info["path"]) / "confusion.csv")
+        if not names or confusion is None:
+            self.confusion.set_matrix([], [])
+            self.report.setRowCount(0)
+            self.summary.setText("This run has no evaluation yet." if info else "")
+            return
+        self.confusion.set_matrix(confusion, names)
+        classes = report.get("classes", [])
+        self.report.setRowCount(len(classes))
+        for r, c in enumerate(classes):
+            cells = [c.get("name", str(r))]
+            cells += [f"{c.get(k, 0):.3f}" for k in ("precision", "recall", "f1")]
+            cells.append(f"{c.get('support', 0):,}")
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if col:
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
+                self.report.setItem(r, col, item)
+        self.summary.setText(
+            f"{report.get('split', 'val')} split: accuracy {report.get('accuracy', 0):.4f}, "
+            f"macro F1 {report.get('macro_f1', 0):.4f}. Click a cell to browse that class's "
+            "validation samples."
+        )
+
+    # ------------------------------------------------------------------ actions
+    def open_cell(self, true_class: int, predicted: int) -> None:
+        """Browse the validation samples of ``true_class``.
+
+        Without per-row predictions in the run folder, the Browser shows all validation
+        rows of the true class (a ``guiapp predict`` command would narrow them down).
+        """
+        info = self.current()
+        if info is None:
+            return
+        data = info["config"].get("data") or info["dataset"].get("path")
+        if not data:
+            return
+        data = str(Path(self._project.folder if self._project else ".") / data)
+        names = self.confusion.names
+        title = f"validation rows of true class {names[true_class]}"
+        if true_class != predicted:
+            title += f" (cell: predicted {names[predicted]})"
+        self.summary.setText(f"Listing {title}…")
+        self.samples.submit((title, data), class_rows, data, info["config"], true_class)
+
+    def _rows_found(self, key: object, rows: object) -> None:
+        title, data = key  # type: ignore[misc]
+        self.summary.setText(f"{len(rows):,} {title} shown in the Browser.")  # type: ignore[arg-type]
+        self.show_samples.emit(rows, title, data)
+
+    def open_folder(self) -> None:
+        info = self.current()
+        if info is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(info["path"]))
+
+    def export_model(self) -> None:
+        info = self.current()
+        if info is None:
+            return
+        best = Path(info["path"]) / "best.keras"
+        start = str(Path.home() / f"{Path(info['path']).name}.keras")
+        target, _ = QFileDialog.getSaveFileName(
+            self, "Export model", start, "Keras model (*.keras)"
+        )
+        if not target:
+            return
+        try:
+            shutil.copyfile(best, target)
+        except OSError as exc:
+            QMessageBox.warning(self, "Export model", f"Cannot write {target}: {exc.strerror}")
+
+
+def _confusion_csv(path: Path) -> list[list[int]] | None:
+    try:
+        lines = path.read_text().splitlines()[1:]
+    except OSError:
+        return None
+    return [[int(v) for v in line.split(",")[1:]] for line in lines if line]

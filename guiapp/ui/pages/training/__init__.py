@@ -1,0 +1,1 @@
+"""The Training page: the training form, the running job and its live plots."""

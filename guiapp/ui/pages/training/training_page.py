@@ -1,0 +1,393 @@
+"""The Training page: start, stop and resume ``guiapp train`` and watch it live.
+
+The run is a child process (:class:`CliJob`); its events feed a :class:`RunHistory` that
+the plots copy at ~10 Hz. A run this GUI does not own (left running when the window
+closed, or started elsewhere) is followed through its ``events.jsonl`` (:class:`EventsTail`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QApplication,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QSystemTrayIcon,
+    QVBoxLayout,
+    QWidget,
+)
+
+from guiapp.core.project import Project
+from guiapp.core.train.history import END_EVENTS, RunHistory
+from guiapp.ui.background import BackgroundCalls
+from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
+from guiapp.ui.jobs.run_tail import EventsTail, process_alive, start_detached, stop_detached
+from guiapp.ui.pages.base import SP, Page
+from guiapp.ui.pages.training.training_form import TrainingForm
+from guiapp.ui.pages.training.training_plots import TrainingPlots
+
+RECENT_S = 120  # an unfinished events.jsonl touched this recently belongs to a live run
+
+
+def resume_args(run_dir: Path) -> list[str]:
+    """``guiapp train`` arguments that continue the run in ``run_dir`` (from config.json)."""
+    cfg = json.loads((run_dir / "config.json").read_text())["config"]
+    spec = run_dir / "model.json"
+    if not spec.exists():
+        spec.write_text(json.dumps(cfg["model"], indent=2))
+    args = ["--data", str(cfg["data"]), "--model", str(spec), "--out", str(run_dir)]
+    args += ["--epochs", str(cfg["epochs"]), "--batch", str(cfg["batch"])]
+    args += ["--val", str(cfg["val"]), "--seed", str(cfg["seed"])]
+    if cfg.get("folds"):
+        args += ["--folds", str(cfg["folds"])]
+    if cfg.get("max_steps"):
+        args += ["--max-steps", str(cfg["max_steps"])]
+    return [*args, "--devices", str(cfg["devices"]), "--resume"]
+
+
+class TrainingPage(Page):
+    title = "Training"
+    blurb = (
+        "Train a model on one GPU, several GPUs or several machines, and watch loss, "
+        "accuracy, throughput and the input-bound fraction live."
+    )
+    icon = SP.SP_ComputerIcon
+    #: a run ended: status ("finished", "stopped", "failed"), run folder
+    run_ended = Signal(str, str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._project: Project | None = None
+        self.job: CliJob | None = None
+        self.tail: EventsTail | None = None
+        self.run: dict[str, Any] | None = None  # the shown run's entry in project.runs
+        self.history = RunHistory()
+        self._log_lines = 0
+        self._after_stop: list[Any] = []
+
+        self.form = TrainingForm()
+        self.start_button = QPushButton("Start")
+        self.stop_button = QPushButton("Stop")
+        self.resume_button = QPushButton("Resume")
+        self.start_button.setToolTip("Start a new run in the project's runs/ folder")
+        self.stop_button.setToolTip("Checkpoint and stop after the current batch")
+        self.resume_button.setToolTip("Continue the stopped run exactly where it stopped")
+        self.start_button.clicked.connect(self.start)
+        self.stop_button.clicked.connect(self.stop)
+        self.resume_button.clicked.connect(self.resume)
+        buttons = QHBoxLayout()
+        for b in (self.start_button, self.stop_button, self.resume_button):
+            buttons.addWidget(b)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #b42020;")
+        left = QWidget()
+        column = QVBoxLayout(left)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.form)
+        column.addLayout(buttons)
+        column.addWidget(self.message)
+        column.addStretch(1)
+        left.setFixedWidth(320)
+
+        self.run_label = QLabel("No run yet.")
+        self.run_label.setWordWrap(True)
+        self.run_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.progress_label = QLabel("")
+        self.banner = QLabel()
+        self.banner.setWordWrap(True)
+        self.banner.setVisible(False)
+        self.banner.setStyleSheet("background: #dff0d8; color: #1e4620; padding: 4px;")
+        self.plots = TrainingPlots()
+        self.log = QPlainTextEdit()
+        self.log.setReadOnly(True)
+        self.log.setMaximumBlockCount(5000)
+        self.log.setPlaceholderText("The run's log appears here.")
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.plots)
+        split.addWidget(self.log)
+        split.setStretchFactor(0, 4)
+        split.setStretchFactor(1, 1)
+        right = QWidget()
+        rcol = QVBoxLayout(right)
+        rcol.setContentsMargins(0, 0, 0, 0)
+        for w in (self.run_label, self.progress_label, self.banner):
+            rcol.addWidget(w)
+        rcol.addWidget(split, 1)
+        row = QHBoxLayout()
+        row.addWidget(left)
+        row.addWidget(right, 1)
+        self.body.addLayout(row, 1)
+
+        self.loader = BackgroundCalls(threads=1, parent=self)
+        self.loader.done.connect(self._history_loaded)
+        self.ticker = QTimer(self)
+        self.ticker.setInterval(100)
+        self.ticker.timeout.connect(self._tick)
+        self.ticker.start()
+        self._update_buttons()
+
+    # ------------------------------------------------------------------ project
+    def set_project(self, project: Project) -> None:
+        if project is self._project:  # saved (the window shows it again): keep the run
+            self.project_updated()
+            return
+        if self.tail is not None:
+            self.tail.stop()
+            self.tail = None
+        self._project = project
+        self.form.fill(project)
+        self.run = None
+        if project.runs and not self.is_running():
+            self.show_run(project.runs[-1])
+        self._update_buttons()
+
+    def project_updated(self) -> None:
+        if self._project is None:
+            return
+        self.form.fill(self.project)
+        self._update_buttons()
+
+    # ------------------------------------------------------------------ state
+    def is_running(self) -> bool:
+        owned = self.job is not None and self.job.is_running()
+        return owned or (self.tail is not None and not self.tail.done)
+
+    def _update_buttons(self) -> None:
+        running = self.is_running()
+        self.start_button.setEnabled(not running and self._project is not None)
+        self.stop_button.setEnabled(running)
+        resumable = self.run is not None and self.history.status in ("stopped", "failed")
+        has_checkpoint = (
+            self.run is not None and (Path(self.run["path"]) / "checkpoints" / "last.h5").exists()
+        )
+        self.resume_button.setEnabled(not running and resumable and has_checkpoint)
+
+    def _set_history(self, history: RunHistory) -> None:
+        self.history = history
+        self.plots.set_history(history)
+        self.log.clear()
+        self._log_lines = 0
+        self._tick()
+
+    # ------------------------------------------------------------------ start / stop / resume
+    def start(self) -> CliJob | None:
+        problems = self.form.problems()
+        self.message.setText("; ".join(problems))
+        if problems or self.is_running():
+            return None
+        project = self.project
+        name = f"{self.form.run_name()}-{time.strftime('%Y%m%d-%H%M%S')}"
+        run_dir = project.folder / "runs" / name
+        run_dir.mkdir(parents=True, exist_ok=True)
+        kind, value = self.form.model_choice(project)
+        model = value
+        if kind == "spec":
+            (run_dir / "model.json").write_text(json.dumps(value, indent=2))
+            model = str(run_dir / "model.json")
+        data = str(self.form.dataset.currentData())
+        args = self.form.cli_args(data, model, str(run_dir))
+        self.run = {
+            "path": str(run_dir),
+            "name": name,
+            "dataset": self.form.dataset.currentText(),
+            "model": self.form.model.currentText().replace("template: ", ""),
+            "status": "running",
+        }
+        project.runs.append(self.run)
+        self.project_changed.emit()
+        self.banner.setVisible(False)
+        self._set_history(RunHistory())
+        job = CliJob(
+            f"train {name}", "train", args, resumable=True, working_dir=str(project.folder)
+        )
+        self._own(job)
+        self.job_started.emit(job)
+        job.start()
+        self._update_buttons()
+        return job
+
+    def _own(self, job: CliJob) -> None:
+        self.job = job
+        job.event.connect(self._job_event)
+        job.finished.connect(self._job_finished)
+        job.status_changed.connect(lambda _s: self._update_buttons())
+
+    def _job_event(self, event: dict[str, Any]) -> None:
+        if self.sender() is self.job:
+            self.history.feed(event)
+
+    def stop(self) -> None:
+        if self.job is not None and self.job.is_running():
+            self.job.stop()
+        elif self.tail is not None and self.run is not None:
+            stop_detached(self.run.get("pid"))
+        self.progress_label.setText("Stopping after the current batch…")
+
+    def resume(self) -> CliJob | None:
+        if self.run is None or self.is_running():
+            return None
+        self.banner.setVisible(False)
+        self.run["status"] = "running"
+        self.project_changed.emit()
+        if self.job is not None and self.job.args[self.job.args.index("--out") + 1] == str(
+            self.run["path"]
+        ):
+            self.job.resume()
+        else:
+            args = resume_args(Path(self.run["path"]))
+            job = CliJob(f"train {self.run.get('name', '')}", "train", args, resumable=True)
+            job.working_dir = str(self.project.folder)
+            self._own(job)
+            self.job_started.emit(job)
+            job.start()
+        self._update_buttons()
+        return self.job
+
+    def _job_finished(self, _ok: bool, message: str) -> None:
+        job = self.job
+        if job is None:
+            return
+        status = job.status
+        if status == "failed" and message:
+            self.history.log.append(f"failed: {message}")
+        self._ended(status)
+        callbacks, self._after_stop = self._after_stop, []
+        for callback in callbacks:
+            callback()
+
+    def _ended(self, status: str) -> None:
+        if self.run is not None:
+            self.run["status"] = status
+            self.run.pop("pid", None)
+            self.project_changed.emit()
+        self._tick()
+        self.plots.refresh()
+        self._update_buttons()
+        best = self.history.best_val_accuracy()
+        text = {
+            "finished": "Training finished"
+            + (f": best validation accuracy {best:.4f}" if best is not None else ""),
+            "stopped": "Training stopped; Resume continues it exactly where it stopped",
+            "failed": "Training failed: see the log",
+        }.get(status, f"Training {status}")
+        self.notify(text)
+        self.run_ended.emit(status, str(self.run["path"]) if self.run else "")
+
+    def notify(self, text: str) -> None:
+        """Status bar, a tray message where there is a tray, and a banner on the page."""
+        self.banner.setText(text)
+        self.banner.setVisible(True)
+        window = self.window()
+        if isinstance(window, QMainWindow):
+            window.statusBar().showMessage(text, 15000)
+            QApplication.alert(window)
+        if QSystemTrayIcon.isSystemTrayAvailable():
+            tray = QSystemTrayIcon(self.style().standardIcon(SP.SP_ComputerIcon), self)
+            tray.show()
+            tray.showMessage("guiapp", text)
+            QTimer.singleShot(10_000, tray.deleteLater)
+
+    # ------------------------------------------------------------------ closing
+    def leave_or_stop(self, leave_running: bool, then: Any) -> None:
+        """Stop the owned run (checkpoint) and, to leave it running, continue it detached.
+
+        ``then()`` is called once that is done (the window closes then).
+        """
+        if self.job is None or not self.job.is_running():
+            then()
+            return
+
+        def handed_over() -> None:
+            if leave_running and self.run is not None and self.history.status == "stopped":
+                args = ["train", *resume_args(Path(self.run["path"]))]
+                pid = start_detached(args, str(self.project.folder))
+                self.run["status"], self.run["pid"] = "running", pid
+                self.project_changed.emit()
+            then()
+
+        self._after_stop.append(handed_over)
+        self.job.stop()
+
+    # ------------------------------------------------------------------ runs from files
+    def show_run(self, run: dict[str, Any]) -> None:
+        """Show ``run`` from its events.jsonl; reattach when it is still running."""
+        self.run = run
+        self.run_label.setText(f"Run {run.get('name', Path(run['path']).name)} · reading…")
+        self.loader.submit(
+            run["path"], RunHistory.from_events_file, Path(run["path"]) / "events.jsonl"
+        )
+
+    def _history_loaded(self, key: object, history: object) -> None:
+        if self.run is None or key != self.run["path"] or not isinstance(history, RunHistory):
+            return
+        self._set_history(history)
+        events = Path(self.run["path"]) / "events.jsonl"
+        pid = self.run.get("pid")
+        try:
+            recent = time.time() - events.stat().st_mtime < RECENT_S
+        except OSError:
+            recent = False
+        alive = process_alive(pid)  # a detached run may not have written "started" yet
+        live = alive or (history.status == "running" and not pid and recent)
+        if live:
+            self.tail = EventsTail(events, pid if alive else None, self)
+            self.tail.event.connect(self._tail_event)
+            self.tail.ended.connect(self._tail_exited)
+            self.tail.start(history.offset)
+            self.history.log.append("reattached to the running job")
+        elif history.status == "running":
+            history.status = "failed"
+            history.log.append(
+                "the run's process is gone without a last event; Resume continues it"
+            )
+        self._update_buttons()
+
+    def _tail_event(self, event: dict[str, Any]) -> None:
+        self.history.feed(event)
+        if event.get("event") in END_EVENTS and self.history.status != "running":
+            if self.tail is not None:
+                self.tail.stop()
+                self.tail.done = True
+            self._ended(self.history.status)
+
+    def _tail_exited(self, _why: str) -> None:
+        """The followed process is gone; it wrote no last event (else it ended already)."""
+        if self.history.status == "running":
+            self.history.feed(
+                {"event": "failed", "reason": "the process ended without a last event"}
+            )
+            self._ended("failed")
+
+    # ------------------------------------------------------------------ 10 Hz view update
+    def _tick(self) -> None:
+        h = self.history
+        if len(h.log) > self._log_lines:
+            self.log.appendPlainText("\n".join(h.log[self._log_lines :]))
+            self._log_lines = len(h.log)
+        if self.run is not None:
+            self.run_label.setText(
+                f"Run {self.run.get('name', Path(self.run['path']).name)} · {h.status} · "
+                f"{self.run.get('dataset', '')} · {self.run.get('model', '')} · "
+                f"{self.run['path']}"
+            )
+        text = h.progress_text()
+        b = h.last_batch
+        if text and h.status == "running":
+            eta = format_eta(b.get("eta_s"))
+            rate = format_rate(b.get("rows_per_s"))
+            wait = b.get("input_wait")
+            extra = [f"ETA {eta}" if eta else "", f"{rate} rows/s" if rate else ""]
+            if isinstance(wait, (int, float)):
+                extra.append(f"input wait {wait:.0%}")
+            text = " · ".join([text, *[e for e in extra if e]])
+        self.progress_label.setText(text)

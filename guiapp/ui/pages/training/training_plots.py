@@ -1,0 +1,116 @@
+"""Live training plots: loss, accuracy, rows/s and the input-wait fraction of one run.
+
+Curves are created once; a ~10 Hz timer copies the :class:`RunHistory` arrays into them
+with ``setData`` only when new points arrived, with clip-to-view and peak downsampling so
+10^6 points stay smooth (the pyqtgraph way, STYLE.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QGridLayout, QWidget
+
+from guiapp.core.train.history import RunHistory
+
+REFRESH_MS = 100
+TRAIN, VAL, RAW = (31, 119, 180), (255, 127, 14), (31, 119, 180, 60)
+BANDS = ((0.05, "5%: moderate"), (0.20, "20%: input-bound"))
+
+
+def make_plot(grid: QGridLayout, row: int, col: int, left: str) -> pg.PlotItem:
+    widget = pg.PlotWidget()
+    widget.setMinimumHeight(140)
+    grid.addWidget(widget, row, col)
+    plot = widget.getPlotItem()
+    plot.setLabel("left", left)
+    plot.setLabel("bottom", "step")
+    plot.showGrid(x=True, y=True, alpha=0.25)
+    plot.setClipToView(True)
+    plot.setDownsampling(auto=True, mode="peak")
+    for axis in ("left", "bottom"):
+        plot.getAxis(axis).enableAutoSIPrefix(False)
+    plot.addLegend(offset=(-8, 8), labelTextSize="8pt", brush=(20, 20, 20, 200))
+    return plot
+
+
+def curve(plot: pg.PlotItem, name: str, color: tuple[int, ...], **kw: object) -> pg.PlotDataItem:
+    return plot.plot([], [], name=name, pen=pg.mkPen(color, width=kw.pop("width", 2)), **kw)
+
+
+class TrainingPlots(QWidget):
+    """Four plots over global steps; call :meth:`set_history` and they follow it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.history = RunHistory()
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setSpacing(2)
+        self.loss_plot = make_plot(grid, 0, 0, "loss")
+        self.acc_plot = make_plot(grid, 0, 1, "accuracy")
+        self.rate_plot = make_plot(grid, 1, 0, "rows/s")
+        self.wait_plot = make_plot(grid, 1, 1, "input wait (fraction)")
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        for key, plot in (("loss", self.loss_plot), ("accuracy", self.acc_plot)):
+            self.curves[f"{key}_raw"] = curve(plot, "batch", RAW, width=1)
+            self.curves[f"{key}_smooth"] = curve(plot, "batch (smoothed)", TRAIN)
+            self.curves[f"{key}_epoch"] = curve(
+                plot, "epoch: train", TRAIN, symbol="o", symbolSize=6, symbolBrush=TRAIN
+            )
+            self.curves[f"val_{key}_epoch"] = curve(
+                plot, "epoch: validation", VAL, symbol="s", symbolSize=6, symbolBrush=VAL
+            )
+        self.curves["rows_per_s"] = curve(self.rate_plot, "rows/s", TRAIN)
+        self.curves["input_wait"] = curve(self.wait_plot, "input wait", TRAIN)
+        self.wait_plot.setYRange(0, 0.3)
+        for level, label in BANDS:
+            line = pg.InfiniteLine(
+                pos=level,
+                angle=0,
+                pen=pg.mkPen((200, 60, 60), width=1, style=pg.QtCore.Qt.PenStyle.DashLine),
+                label=label,
+                labelOpts={"position": 0.15, "color": (200, 60, 60), "anchors": [(0, 1), (0, 1)]},
+            )
+            self.wait_plot.addItem(line)
+        for item in self.curves.values():
+            item.setClipToView(True)
+            item.setDownsampling(auto=True, method="peak")
+        self._shown_events = -1
+        self.timer = QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self.refresh)
+        self.timer.start()
+
+    def set_history(self, history: RunHistory) -> None:
+        self.history = history
+        self._shown_events = -1
+        self.refresh()
+
+    def points(self, key: str) -> int:
+        """How many points the curve ``key`` shows (tests watch it grow)."""
+        x, _ = self.curves[key].getData()
+        return 0 if x is None else len(x)
+
+    def refresh(self) -> None:
+        """Copy new points into the curves; nothing happens when none arrived."""
+        h = self.history
+        if h.events == self._shown_events:
+            return
+        self._shown_events = h.events
+        x = h.step.view()
+        ex = h.epoch_step.view()
+        for key in ("loss", "accuracy"):
+            self.curves[f"{key}_raw"].setData(x, h.batch[key].view(), skipFiniteCheck=True)
+            self.curves[f"{key}_smooth"].setData(x, h.smooth[key].view(), skipFiniteCheck=True)
+            self.curves[f"{key}_epoch"].setData(ex, h.epoch[key].view(), skipFiniteCheck=True)
+            self.curves[f"val_{key}_epoch"].setData(
+                ex, h.epoch[f"val_{key}"].view(), skipFiniteCheck=True
+            )
+        self.curves["rows_per_s"].setData(x, h.batch["rows_per_s"].view(), skipFiniteCheck=True)
+        wait = h.batch["input_wait"].view()
+        self.curves["input_wait"].setData(x, wait, skipFiniteCheck=True)
+        finite = wait[np.isfinite(wait)]
+        top = max(0.3, min(1.0, float(finite.max()) * 1.1)) if len(finite) else 0.3
+        self.wait_plot.setYRange(0, top, padding=0)
