@@ -51,17 +51,13 @@ def bench_template(
     import keras
     import tensorflow as tf
 
-    from ..core.model import build_model, compile_parts, get_template
+    from ..core.model import build_model, compile_parts, fit_template
     from ..core.pipeline import BatchPipeline
     from ..core.store import Dataset
     from ..core.train.steps import make_steps
 
     ds = Dataset(data)
-    shape = list(ds.sample_shape)
-    spec = get_template(template)
-    if len(spec["input"]["shape"]) == len(shape) + 1:
-        shape.append(1)
-    spec = get_template(template, num_classes=ds.num_classes, input_shape=shape)
+    spec = fit_template(template, ds.sample_shape, ds.num_classes)
     keras.utils.set_random_seed(0)
     strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
     with strategy.scope():
@@ -71,7 +67,7 @@ def bench_template(
     step, _predict, _loss = make_steps(model, optimizer, loss, strategy, batch, weighted=False)
     in_dtype = str(model.inputs[0].dtype).removeprefix("<dtype: '").removesuffix("'>")
     pipe = BatchPipeline(ds, batch_size=batch, drop_remainder=True, dtype=in_dtype)
-    x_shape = tuple(shape)
+    x_shape = tuple(spec["input"]["shape"])
     warm = 3
     need = steps + warm
     if pipe.batches_per_epoch < need:

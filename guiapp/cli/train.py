@@ -130,7 +130,7 @@ def apply_project(args: argparse.Namespace) -> None:
 
 
 def load_model_arg(value: str, data: str) -> dict[str, Any]:
-    from ..core.model import get_template, load_spec, template_names
+    from ..core.model import fit_template, load_spec, template_names
     from ..core.store import Dataset
 
     if value.endswith(".json") or os.path.exists(value):
@@ -140,12 +140,7 @@ def load_model_arg(value: str, data: str) -> dict[str, Any]:
             f"--model {value}: not a spec file or a template (templates: {', '.join(template_names())})"
         )
     with Dataset(data) as ds:
-        shape, classes = ds.sample_shape, ds.num_classes
-    template = get_template(value)
-    rank = len(template["input"]["shape"])
-    if rank == len(shape) + 1:
-        shape = (*shape, 1)
-    return dict(get_template(value, num_classes=classes, input_shape=list(shape)))
+        return dict(fit_template(value, ds.sample_shape, ds.num_classes))
 
 
 def cmd_train(args: argparse.Namespace) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
-import platform
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
@@ -21,6 +20,7 @@ import numpy as np
 
 from ..errors import DatasetError, UserError
 from ..events import EventSink, RateMeter
+from ..provenance import versions
 from ..store import remove_dataset, shard_dir
 from ..store.format import LABEL_DTYPE, row_nbytes
 from ..store.index import DatasetHeader, write_index
@@ -38,20 +38,6 @@ class WorkerFailed(RuntimeError):
 
     def __init__(self, message: str, detail: str = "") -> None:
         super().__init__(message + ("\n" + detail if detail else ""))
-
-
-def versions() -> dict[str, str]:
-    import h5py
-
-    from ... import __version__
-
-    return {
-        "guiapp": __version__,
-        "numpy": np.__version__,
-        "h5py": h5py.__version__,
-        "hdf5": h5py.version.hdf5_version,
-        "python": platform.python_version(),
-    }
 
 
 def events_log_path(path: Path) -> Path:

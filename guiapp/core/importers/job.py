@@ -10,7 +10,6 @@ half-written dataset is ever left behind.
 from __future__ import annotations
 
 import os
-import platform
 import shutil
 import time
 import zipfile
@@ -20,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from ... import __version__
 from ..atomic import fsync_dir
 from ..errors import Cancelled, DatasetError, UserError
 from ..events import CancelToken, EventSink, RateMeter
+from ..provenance import versions
 from ..store import DatasetWriter, remove_dataset, shard_dir
 from ..store.format import SAMPLE_DTYPES
 from ..store.stats import GenStats
@@ -124,17 +123,6 @@ def _peek_dtype(source: Source) -> np.dtype | None:
 
 def staging_dir(out: Path) -> Path:
     return out.parent / f".{out.name}.import-{os.getpid()}"
-
-
-def versions() -> dict[str, str]:
-    import h5py
-
-    return {
-        "guiapp": __version__,
-        "numpy": np.__version__,
-        "h5py": h5py.__version__,
-        "python": platform.python_version(),
-    }
 
 
 class ImportJob:

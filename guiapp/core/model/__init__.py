@@ -15,7 +15,7 @@ from .files import dumps_spec, load_spec, save_spec, spec_from_argument
 from .registry import default_layer, layer_params, layer_types
 from .resolve import INPUT_DTYPES, ResolvedSpec, resolve
 from .summary import ModelSummary, SummaryRow, summarize
-from .templates import get_template, template_names
+from .templates import fit_template, get_template, template_names
 from .training_options import (
     LOSSES,
     METRICS,
@@ -41,6 +41,7 @@ __all__ = [
     "compile_parts",
     "default_layer",
     "dumps_spec",
+    "fit_template",
     "get_template",
     "input_fits",
     "layer_params",

@@ -96,3 +96,9 @@ def get_template(
     if input_dtype is not None:
         spec["input"]["dtype"] = input_dtype
     return spec
+
+
+def fit_template(name: str, sample_shape: Sequence[int], num_classes: int) -> dict[str, Any]:
+    """Template ``name`` fitted to a dataset: its sample shape (with a channel axis where the
+    template has one more axis) and its class count. The one place a template meets a dataset."""
+    return get_template(name, num_classes=num_classes, input_shape=list(sample_shape))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import platform
 from typing import Any
 
 from .. import store
 from ..errors import UserError
+from ..provenance import versions
 from .config import TrainConfig
 from .devices import Devices
 
@@ -28,13 +28,6 @@ def check_model_against_data(spec: dict[str, Any], ds: store.Dataset) -> None:
 def resolved_config(
     cfg: TrainConfig, ds: store.Dataset, dev: Devices, steps: int, global_batch: int
 ) -> dict[str, Any]:
-    import h5py
-    import keras
-    import numpy as np
-    import tensorflow as tf
-
-    from ... import __version__
-
     return {
         "identity": cfg.identity(),
         "config": cfg.to_json(),
@@ -51,12 +44,5 @@ def resolved_config(
         "replicas": dev.replicas,
         "global_batch": global_batch,
         "steps_per_epoch": steps,
-        "versions": {
-            "guiapp": __version__,
-            "tensorflow": tf.__version__,
-            "keras": keras.__version__,
-            "numpy": np.__version__,
-            "h5py": h5py.__version__,
-            "python": platform.python_version(),
-        },
+        "versions": versions(tensorflow=True),
     }

@@ -216,11 +216,12 @@ class ModelPage(Page):
             if info:
                 spec["input"]["shape"] = list(info["sample_shape"])
         else:
-            kwargs: dict[str, Any] = {}
-            if info:
-                kwargs = {"num_classes": len(info["classes"]), "input_shape": info["sample_shape"]}
             try:
-                spec = specs.get_template(template, **kwargs)
+                spec = (
+                    specs.fit_template(template, info["sample_shape"], len(info["classes"]))
+                    if info
+                    else specs.get_template(template)
+                )
             except Exception:  # noqa: BLE001 - a dataset the template cannot fit: use as is
                 spec = specs.get_template(template)
         self.add_model(spec)
