@@ -287,6 +287,9 @@ def run_bench(
 
 
 def cmd_bench_read(args: argparse.Namespace) -> int:
+    from ..core.logs import divert_native_stderr
+
+    divert_native_stderr()
     res = run_bench(
         args.path, args.rows, args.batch, args.repeats, args.naive_rows, args.threads, args.cold
     )

@@ -137,6 +137,9 @@ def run_bench(rows: int, steps: int, batch: int, repeats: int) -> dict[str, Any]
 
 
 def cmd_bench_train(args: argparse.Namespace) -> int:
+    from ..core.logs import divert_native_stderr
+
+    divert_native_stderr()
     res = run_bench(args.rows, args.steps, args.batch, args.repeats)
     if args.json:
         sys.stdout.write(json.dumps(res, indent=2) + "\n")

@@ -1,6 +1,6 @@
 """The headless commands (``guiapp <command>``); each one a thin shell over a core function.
 
-Exit codes (DESIGN.md): 0 done, 2 bad input or usage (one line on stderr, no traceback),
+Exit codes (docs/ARCHITECTURE.md): 0 done, 2 bad input or usage (one line on stderr, no traceback),
 130 cancelled, 1 internal error (traceback to a log file, a short message on stderr).
 """
 
@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import __version__
 from ..core.errors import Cancelled, UserError
+from ..core.logs import log_dir
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
@@ -31,13 +32,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
-
-
-def log_dir() -> Path:
-    base = os.environ.get("GUIAPP_LOG_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "guiapp", "logs"
-    )
-    return Path(base)
 
 
 def write_crash_log(exc: BaseException) -> Path | None:

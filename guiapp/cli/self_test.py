@@ -91,7 +91,9 @@ def check_hdf5(tmp: Path) -> str:
 
 
 def check_tf(tmp: Path) -> str:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from ..core.logs import divert_native_stderr
+
+    divert_native_stderr()  # TensorFlow's start-up notices go to the log, not the terminal
     import tensorflow as tf
 
     devices = [d.device_type for d in tf.config.list_physical_devices()]

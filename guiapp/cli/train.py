@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import UserError
+from ..core.logs import divert_native_stderr
 
 
 def register(sub: Any) -> None:
@@ -183,12 +184,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     problems = cfg.check()
     if problems:
         raise UserError("; ".join(problems))
+    check_before_tensorflow(cfg)
     sink = EventSink(sys.stdout if args.events == "-" else None)
     if args.events != "-":
         sink.listeners.append(_print_human)
     cancel = CancelToken()
     cancel.install_signal_handlers()
     cancel.watch_stdin()
+    divert_native_stderr()
     from ..core.train.devices import make_devices
     from ..core.train.experiment import run_training
     from ..core.train.runner import failure_text
@@ -217,6 +220,16 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0 if result.get("status") in ("finished", "stopped") else 1
 
 
+def check_before_tensorflow(cfg: Any) -> None:
+    """Everything that can be checked without TensorFlow: the dataset opens, has rows, and
+    the model fits it (input shape, dtype, class count). TensorFlow's import takes seconds."""
+    from ..core.store import Dataset
+    from ..core.train.preflight import check_model_against_data
+
+    with Dataset(cfg.data) as ds:
+        check_model_against_data(cfg.model, ds)
+
+
 def _print_human(e: dict[str, Any]) -> None:
     kind = e["event"]
     if kind == "started":
@@ -230,7 +243,7 @@ def _print_human(e: dict[str, Any]) -> None:
             else ""
         )
         msg = f"epoch {e['epoch']}: loss {e['loss']:.4f} acc {e['accuracy']:.3f}{val} ({e['duration_s']:.1f} s)"
-    elif kind in ("stopped", "finished", "evaluation", "failed"):
+    elif kind in ("stopped", "finished", "evaluation"):  # "failed": main() prints the error
         msg = f"{kind}: " + ", ".join(
             f"{k}={v}"
             for k, v in e.items()
