@@ -2,8 +2,8 @@
 
 ``freeze_support()`` comes first: a multiprocessing 'spawn' worker (generation jobs) is this
 same executable started with ``--multiprocessing-fork``, and must run the worker, not the app.
-The frozen binary takes the same arguments as the ``guiapp`` command (DESIGN.md: the GUI runs
-its jobs as ``sys.executable <command>``).
+The frozen binary takes the same arguments as the ``guiapp`` command (docs/ARCHITECTURE.md, "The process
+model": the GUI runs its jobs as ``sys.executable <command>``).
 """
 
 import multiprocessing

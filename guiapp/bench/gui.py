@@ -9,7 +9,7 @@ event loop being busy (a stall). Phases, each measured separately, in one offscr
 - ``browser_scroll``: the Browser scrolls through a 10^7-row dataset (written first with
   ``DatasetWriter``: one shard, 4x4 uint8 samples, large appends).
 
-``run_gui_bench(out_json)`` returns (and optionally writes) the figures; DESIGN.md's target
+``run_gui_bench(out_json)`` returns (and optionally writes) the figures; the target (docs/BENCHMARKS.md)
 is a longest stall under 100 ms.
 """
 

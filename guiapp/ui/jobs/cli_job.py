@@ -1,6 +1,6 @@
 """``CliJob``: one headless ``guiapp <command>`` child process, its JSON-line events as signals.
 
-The GUI never runs long work itself (DESIGN.md, "One engine, three faces"): it starts the
+The GUI never runs long work itself (docs/ARCHITECTURE.md, "The process model"): it starts the
 CLI with :class:`QProcess`, reads one JSON event per stdout line, and asks it to stop with a
 ``stop`` line on stdin, killing it only after a grace period. Nothing here blocks the GUI
 thread: no ``waitFor...`` calls, only signals and timers.

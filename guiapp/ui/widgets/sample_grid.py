@@ -1,6 +1,6 @@
 """``SampleGridView``: a virtual grid of sample thumbnails that paints only the visible cells.
 
-A ``QListView`` lays out every item (14 s for 10^7 rows, DESIGN.md "Sample browser"), so
+A ``QListView`` lays out every item (14 s for 10^7 rows, docs/ARCHITECTURE.md, "Decisions measured here"), so
 this is a ``QAbstractScrollArea`` whose vertical scroll bar counts rows of cells
 (:class:`GridGeometry`). Thumbnails come from a :class:`SampleLoader` into an LRU cache;
 cells not read yet are drawn as placeholders and requested once the view settles.
