@@ -1,39 +1,39 @@
-"""The main window: sidebar of pages, Jobs panel, menus, project open/save and settings."""
+"""The main window: sidebar of pages, Jobs panel, project open/save and settings.
+
+Its menus and recent projects are in :mod:`guiapp.ui.main_menus`; the questions asked
+before the project or the window goes are in :mod:`guiapp.ui.close_guard`.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QSize, Qt
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShowEvent
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QApplication,
     QFileDialog,
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QMainWindow,
-    QMenu,
     QMessageBox,
     QStackedWidget,
     QWidget,
 )
 
 from guiapp.core.project import SUFFIX, Project, ProjectError
-from guiapp.ui.dialogs.about import about_html
+from guiapp.ui.close_guard import CloseGuard
 from guiapp.ui.jobs.jobs_panel import JobsPanel
+from guiapp.ui.main_menus import MainMenus
 from guiapp.ui.pages import PAGE_TYPES, Page
-from guiapp.ui.theme import THEMES, apply_theme, current_theme
 
 UNTITLED = "Untitled"
-MAX_RECENT = 10
 FILE_FILTER = f"guiapp projects (*{SUFFIX});;All files (*)"
 
 
-class MainWindow(QMainWindow):
+class MainWindow(MainMenus, CloseGuard, QMainWindow):
     """The workbench window for one open :class:`Project` at a time."""
 
     def __init__(self, project: Project | None = None, parent: QWidget | None = None) -> None:
@@ -89,74 +89,7 @@ class MainWindow(QMainWindow):
         self.set_page(0)
         self.set_project(self.project)
 
-    # ------------------------------------------------------------------ menus
-    def _action(
-        self,
-        text: str,
-        slot: Callable[[], object],
-        shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
-    ) -> QAction:
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        action.triggered.connect(slot)
-        return action
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        self.action_new = self._action("&New", self.new_project, QKeySequence.StandardKey.New)
-        self.action_open = self._action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
-        self.action_save = self._action("&Save", self.save, QKeySequence.StandardKey.Save)
-        self.action_save_as = self._action("Save &As…", self.save_as, "Ctrl+Shift+S")
-        self.action_quit = self._action("&Quit", self.close, "Ctrl+Q")
-        self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
-        self.recent_menu = QMenu("Open &Recent", self)
-        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
-        file_menu.addActions([self.action_new, self.action_open])
-        file_menu.addMenu(self.recent_menu)
-        file_menu.addSeparator()
-        file_menu.addActions([self.action_save, self.action_save_as])
-        file_menu.addSeparator()
-        file_menu.addAction(self.action_quit)
-        self._fill_recent_menu()
-
-        view_menu = bar.addMenu("&View")
-        self.page_actions: list[QAction] = []
-        for i, page in enumerate(self.pages):
-            action = self._action(page.title, self._page_switcher(i), f"Ctrl+{i + 1}")
-            self.page_actions.append(action)
-            view_menu.addAction(action)
-        view_menu.addSeparator()
-        self.theme_actions: dict[str, QAction] = {}
-        group = QActionGroup(self)
-        group.setExclusive(True)
-        for theme in THEMES:
-            action = self._action(f"{theme.capitalize()} theme", self._theme_switcher(theme))
-            action.setCheckable(True)
-            group.addAction(action)
-            view_menu.addAction(action)
-            self.theme_actions[theme] = action
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            self.theme_actions[current_theme(app)].setChecked(True)
-        view_menu.addSeparator()
-        self.action_jobs = self.jobs_panel.toggleViewAction()
-        self.action_jobs.setText("&Jobs panel")
-        view_menu.addAction(self.action_jobs)
-
-        help_menu = bar.addMenu("&Help")
-        self.action_about = self._action("&About guiapp", self.show_about)
-        self.action_about.setMenuRole(QAction.MenuRole.AboutRole)
-        help_menu.addAction(self.action_about)
-
     # ------------------------------------------------------------------ pages and themes
-    def _page_switcher(self, index: int) -> Callable[[], None]:
-        return lambda: self.set_page(index)
-
-    def _theme_switcher(self, theme: str) -> Callable[[], None]:
-        return lambda: self.set_theme(theme)
-
     def set_page(self, index: int) -> None:
         self.sidebar.setCurrentRow(index)
 
@@ -191,16 +124,6 @@ class MainWindow(QMainWindow):
         assert isinstance(page, Page)
         return page
 
-    def set_theme(self, theme: str) -> None:
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            apply_theme(app, theme)
-        self.theme_actions[theme].setChecked(True)
-        QSettings().setValue("ui/theme", theme)
-
-    def show_about(self) -> None:
-        QMessageBox.about(self, "About guiapp", about_html())
-
     # ------------------------------------------------------------------ project state
     def is_modified(self) -> bool:
         return self._modified
@@ -234,23 +157,6 @@ class MainWindow(QMainWindow):
         self.set_modified(False)
 
     # ------------------------------------------------------------------ file actions
-    def maybe_save(self) -> bool:
-        """Ask to save a changed project; False when the user cancels."""
-        if not self._modified:
-            return True
-        answer = QMessageBox.warning(
-            self,
-            "Unsaved changes",
-            f"The project “{self.project.name}” has unsaved changes. Save them?",
-            QMessageBox.StandardButton.Save
-            | QMessageBox.StandardButton.Discard
-            | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Save,
-        )
-        if answer == QMessageBox.StandardButton.Save:
-            return self.save()
-        return answer == QMessageBox.StandardButton.Discard
-
     def new_project(self) -> None:
         if self.maybe_save():
             self.set_project(Project.new(None, UNTITLED))
@@ -304,43 +210,6 @@ class MainWindow(QMainWindow):
         recent = self.recent_projects()
         return str(Path(recent[0]).parent) if recent else str(Path.home())
 
-    # ------------------------------------------------------------------ recent projects
-    def recent_projects(self) -> list[str]:
-        value = QSettings().value("recent/projects", [])
-        if isinstance(value, str):  # QSettings returns a lone string for a one-item list
-            value = [value]
-        return [str(v) for v in value] if isinstance(value, list) else []
-
-    def remember_recent(self, path: Path | None) -> None:
-        if path is None:
-            return
-        items = [p for p in self.recent_projects() if p != str(path)]
-        QSettings().setValue("recent/projects", [str(path), *items][:MAX_RECENT])
-        self._fill_recent_menu()
-
-    def _fill_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        recent = self.recent_projects()
-        for i, path in enumerate(recent):
-            label = f"&{i + 1} {Path(path).name}" if i < 9 else Path(path).name
-            action = self.recent_menu.addAction(label)
-            action.setToolTip(path)
-            action.setStatusTip(path)
-            action.triggered.connect(lambda _=False, p=path: self._open_recent(p))
-        if not recent:
-            self.recent_menu.addAction("No recent projects").setEnabled(False)
-        else:
-            self.recent_menu.addSeparator()
-            self.recent_menu.addAction("Clear list", self._clear_recent)
-
-    def _open_recent(self, path: str) -> None:
-        if self.maybe_save():
-            self.open_project(path)
-
-    def _clear_recent(self) -> None:
-        QSettings().remove("recent/projects")
-        self._fill_recent_menu()
-
     # ------------------------------------------------------------------ window state
     def _restore_window(self) -> None:
         settings = QSettings()
@@ -360,59 +229,3 @@ class MainWindow(QMainWindow):
         settings = QSettings()
         settings.setValue("window/geometry", self.saveGeometry())
         settings.setValue("window/state", self.saveState())
-
-    def _ask_about_training(self) -> bool:
-        """A run is training: stop it, leave it running, or cancel. True: close now."""
-        training = next((p for p in self.pages if hasattr(p, "leave_or_stop")), None)
-        if training is None or self._closing_after_training or not training.is_running():  # type: ignore[attr-defined]
-            return True
-        answer = QMessageBox.question(
-            self,
-            "Training is running",
-            "A training run is still going. Stop it? Yes: stop it now (Resume continues "
-            "it later). No: leave it running in the background; reopening the project "
-            "shows it again. Cancel: keep the window open.",
-            QMessageBox.StandardButton.Yes
-            | QMessageBox.StandardButton.No
-            | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Cancel,
-        )
-        if answer == QMessageBox.StandardButton.Cancel:
-            return False
-        leave = answer == QMessageBox.StandardButton.No
-        self.statusBar().showMessage(
-            "Checkpointing the run" + (" to continue it in the background…" if leave else "…")
-        )
-
-        def close_again() -> None:
-            if leave and self._modified and self.project.path is not None:
-                self._save_to(self.project.path)  # the run's new process id
-            self._closing_after_training = True
-            self.close()
-
-        training.leave_or_stop(leave, close_again)  # type: ignore[attr-defined]
-        return False
-
-    def closeEvent(self, event: QCloseEvent) -> None:
-        if not self.maybe_save():
-            event.ignore()
-            return
-        if not self._ask_about_training():
-            event.ignore()
-            return
-        running = self.jobs_panel.running_jobs()
-        if running:
-            answer = QMessageBox.question(
-                self,
-                "Jobs still running",
-                f"{len(running)} job(s) are still running. Stop them and quit? "
-                "Stopped generation jobs can be resumed later.",
-                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-                QMessageBox.StandardButton.Cancel,
-            )
-            if answer != QMessageBox.StandardButton.Yes:
-                event.ignore()
-                return
-            self.jobs_panel.stop_all()
-        self.save_window_state()
-        event.accept()

@@ -4,6 +4,7 @@ a live summary.
 Specs live in the project (``project.models``: ``{"name", "spec"}``); each edit changes the
 spec in place, marks the project changed and, after a short pause, checks and summarises
 it on a worker thread (``validate``/``summarize`` are pure Python: no TensorFlow here).
+The layer list's editing and error marks are in :mod:`.layer_list`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -34,7 +33,8 @@ from guiapp.core import model as specs
 from guiapp.core.project import Project
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.pages.base import SP, Page
-from guiapp.ui.pages.model.layer_editor import LayerEditor, summary_text
+from guiapp.ui.pages.model.layer_editor import LayerEditor
+from guiapp.ui.pages.model.layer_list import LayerListEditing
 from guiapp.ui.pages.model.model_settings import ModelSettings, check_model
 from guiapp.ui.widgets.tables import table
 
@@ -49,7 +49,7 @@ def empty_spec(name: str = "model") -> dict[str, Any]:
     return spec
 
 
-class ModelPage(Page):
+class ModelPage(LayerListEditing, Page):
     title = "Model"
     blurb = (
         "Define a Keras CNN as a list of layers, start from a template, and check its "
@@ -270,53 +270,6 @@ class ModelPage(Page):
                 QMessageBox.warning(self, "Export model spec", str(exc))
 
     # ------------------------------------------------------------------ layers
-    def layer_list(self) -> list[dict[str, Any]]:
-        spec = self.spec
-        return spec["layers"] if spec is not None and isinstance(spec.get("layers"), list) else []
-
-    def selected_layer(self) -> int:
-        rows = self.layers.selectionModel().selectedRows()
-        return rows[0].row() if rows else -1
-
-    def add_layer(self, layer_type: str) -> None:
-        if self.spec is None:
-            return
-        at = self.selected_layer() + 1 or len(self.layer_list())
-        self.layer_list().insert(at, specs.default_layer(layer_type))
-        self.edited(select=at)
-
-    def remove_layer(self) -> None:
-        at = self.selected_layer()
-        if 0 <= at < len(self.layer_list()):
-            del self.layer_list()[at]
-            self.edited(select=min(at, len(self.layer_list()) - 1))
-
-    def move_layer(self, step: int) -> None:
-        layers, at = self.layer_list(), self.selected_layer()
-        to = at + step
-        if 0 <= at < len(layers) and 0 <= to < len(layers):
-            layers[at], layers[to] = layers[to], layers[at]
-            self.edited(select=to)
-
-    def _layer_picked(self) -> None:
-        at = self.selected_layer()
-        layers = self.layer_list()
-        layer = layers[at] if 0 <= at < len(layers) else None
-        self.editor_box.setTitle(f"Layer {at}: {layer['type']}" if layer else "Layer")
-        self.editor.set_layer(layer)
-        self._show_layer_errors()
-        self.remove_button.setEnabled(layer is not None)
-        self.up_button.setEnabled(layer is not None and at > 0)
-        self.down_button.setEnabled(layer is not None and at < len(layers) - 1)
-
-    def _layer_edited(self) -> None:
-        at = self.selected_layer()
-        if 0 <= at < len(self.layer_list()):
-            item = self.layers.item(at, 2)
-            if item is not None:
-                item.setText(summary_text(self.layer_list()[at]))
-        self.edited(rebuild=False)
-
     def edited(self, select: int | None = None, rebuild: bool = True) -> None:
         """The spec changed: store it, mark the project changed, check it soon."""
         if rebuild:
@@ -334,19 +287,6 @@ class ModelPage(Page):
         self.settings.set_spec(spec)
         self._fill_layers(0 if self.layer_list() else None)
         self._check_now()
-
-    def _fill_layers(self, select: int | None = None) -> None:
-        layers = self.layer_list()
-        self.layers.blockSignals(True)
-        self.layers.setRowCount(len(layers))
-        for row, layer in enumerate(layers):
-            for col, text in enumerate((str(row), str(layer.get("type")), summary_text(layer))):
-                self.layers.setItem(row, col, QTableWidgetItem(text))
-        self.layers.blockSignals(False)
-        if select is not None and 0 <= select < len(layers):
-            self.layers.selectRow(select)
-        self._layer_picked()
-        self._mark_layers()
 
     def _check_now(self) -> None:
         spec = self.spec
@@ -368,31 +308,3 @@ class ModelPage(Page):
         self.problems.setText("\n".join(general))
         self.problems.setVisible(bool(general))
         self.settings.show_summary(self.summary, self.totals, result["summary"], self.errors)
-
-    def _mark_layers(self) -> None:
-        by_row: dict[int, list[str]] = {}
-        for e in self.errors:
-            if e["layer"]:
-                by_row.setdefault(e["layer"][0], []).append(e["message"])
-        red = QColor(198, 40, 40)
-        warn_icon = self.style().standardIcon(SP.SP_MessageBoxWarning)
-        for row in range(self.layers.rowCount()):
-            messages = by_row.get(row, [])
-            for col in range(3):
-                item = self.layers.item(row, col)
-                if item is None:
-                    continue
-                item.setForeground(red if messages else self.palette().text().color())
-                item.setToolTip("\n".join(messages))
-                if col == 0:
-                    item.setIcon(
-                        warn_icon if messages else self.style().standardIcon(SP.SP_CustomBase)
-                    )
-
-    def _show_layer_errors(self) -> None:
-        at = self.selected_layer()
-        found: dict[str, str] = {}
-        for e in self.errors:
-            if e["layer"] == [at] and e["param"]:
-                found.setdefault(e["param"], e["problem"])
-        self.editor.show_errors(found)

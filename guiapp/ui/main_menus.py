@@ -1,0 +1,146 @@
+"""The main window's menus (File, View, Help) and its list of recent projects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
+
+from guiapp.ui.dialogs.about import about_html
+from guiapp.ui.theme import THEMES, apply_theme, current_theme
+
+if TYPE_CHECKING:
+    from guiapp.ui.jobs.jobs_panel import JobsPanel
+    from guiapp.ui.pages import Page
+
+MAX_RECENT = 10
+
+
+class MainMenus:
+    """Mixed into :class:`~guiapp.ui.main_window.MainWindow`: its menus and recent projects.
+
+    Uses the window's ``pages``, ``jobs_panel`` and file actions (``new_project``,
+    ``open_dialog``, ``open_project``, ``save``, ``save_as``, ``maybe_save``).
+    """
+
+    pages: list[Page]
+    jobs_panel: JobsPanel
+
+    # ------------------------------------------------------------------ menus
+    def _action(
+        self,
+        text: str,
+        slot: Callable[[], object],
+        shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
+    ) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.action_new = self._action("&New", self.new_project, QKeySequence.StandardKey.New)
+        self.action_open = self._action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
+        self.action_save = self._action("&Save", self.save, QKeySequence.StandardKey.Save)
+        self.action_save_as = self._action("Save &As…", self.save_as, "Ctrl+Shift+S")
+        self.action_quit = self._action("&Quit", self.close, "Ctrl+Q")
+        self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
+        self.recent_menu = QMenu("Open &Recent", self)
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addActions([self.action_new, self.action_open])
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addSeparator()
+        file_menu.addActions([self.action_save, self.action_save_as])
+        file_menu.addSeparator()
+        file_menu.addAction(self.action_quit)
+        self._fill_recent_menu()
+
+        view_menu = bar.addMenu("&View")
+        self.page_actions: list[QAction] = []
+        for i, page in enumerate(self.pages):
+            action = self._action(page.title, self._page_switcher(i), f"Ctrl+{i + 1}")
+            self.page_actions.append(action)
+            view_menu.addAction(action)
+        view_menu.addSeparator()
+        self.theme_actions: dict[str, QAction] = {}
+        group = QActionGroup(self)
+        group.setExclusive(True)
+        for theme in THEMES:
+            action = self._action(f"{theme.capitalize()} theme", self._theme_switcher(theme))
+            action.setCheckable(True)
+            group.addAction(action)
+            view_menu.addAction(action)
+            self.theme_actions[theme] = action
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            self.theme_actions[current_theme(app)].setChecked(True)
+        view_menu.addSeparator()
+        self.action_jobs = self.jobs_panel.toggleViewAction()
+        self.action_jobs.setText("&Jobs panel")
+        view_menu.addAction(self.action_jobs)
+
+        help_menu = bar.addMenu("&Help")
+        self.action_about = self._action("&About guiapp", self.show_about)
+        self.action_about.setMenuRole(QAction.MenuRole.AboutRole)
+        help_menu.addAction(self.action_about)
+
+    # ------------------------------------------------------------------ pages and themes
+    def _page_switcher(self, index: int) -> Callable[[], None]:
+        return lambda: self.set_page(index)
+
+    def _theme_switcher(self, theme: str) -> Callable[[], None]:
+        return lambda: self.set_theme(theme)
+
+    def set_theme(self, theme: str) -> None:
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_theme(app, theme)
+        self.theme_actions[theme].setChecked(True)
+        QSettings().setValue("ui/theme", theme)
+
+    def show_about(self) -> None:
+        QMessageBox.about(self, "About guiapp", about_html())
+
+    # ------------------------------------------------------------------ recent projects
+    def recent_projects(self) -> list[str]:
+        value = QSettings().value("recent/projects", [])
+        if isinstance(value, str):  # QSettings returns a lone string for a one-item list
+            value = [value]
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    def remember_recent(self, path: Path | None) -> None:
+        if path is None:
+            return
+        items = [p for p in self.recent_projects() if p != str(path)]
+        QSettings().setValue("recent/projects", [str(path), *items][:MAX_RECENT])
+        self._fill_recent_menu()
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.recent_projects()
+        for i, path in enumerate(recent):
+            label = f"&{i + 1} {Path(path).name}" if i < 9 else Path(path).name
+            action = self.recent_menu.addAction(label)
+            action.setToolTip(path)
+            action.setStatusTip(path)
+            action.triggered.connect(lambda _=False, p=path: self._open_recent(p))
+        if not recent:
+            self.recent_menu.addAction("No recent projects").setEnabled(False)
+        else:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear list", self._clear_recent)
+
+    def _open_recent(self, path: str) -> None:
+        if self.maybe_save():
+            self.open_project(path)
+
+    def _clear_recent(self) -> None:
+        QSettings().remove("recent/projects")
+        self._fill_recent_menu()

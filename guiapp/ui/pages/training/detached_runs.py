@@ -1,0 +1,126 @@
+"""Runs the Training page follows outside its own child process.
+
+A run left going when the window closed is handed over to a detached ``guiapp train
+--resume``; a run started elsewhere (or left so) is followed through its ``events.jsonl``
+(:class:`EventsTail`). :func:`resume_args` gives the arguments that continue a run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import QLabel
+
+from guiapp.core.train.history import END_EVENTS, RunHistory
+from guiapp.ui.background import BackgroundCalls
+from guiapp.ui.jobs.cli_job import CliJob
+from guiapp.ui.jobs.run_tail import EventsTail, process_alive, start_detached
+
+RECENT_S = 120  # an unfinished events.jsonl touched this recently belongs to a live run
+
+
+def resume_args(run_dir: Path) -> list[str]:
+    """``guiapp train`` arguments that continue the run in ``run_dir`` (from config.json)."""
+    cfg = json.loads((run_dir / "config.json").read_text())["config"]
+    spec = run_dir / "model.json"
+    if not spec.exists():
+        spec.write_text(json.dumps(cfg["model"], indent=2))
+    args = ["--data", str(cfg["data"]), "--model", str(spec), "--out", str(run_dir)]
+    args += ["--epochs", str(cfg["epochs"]), "--batch", str(cfg["batch"])]
+    args += ["--val", str(cfg["val"]), "--seed", str(cfg["seed"])]
+    if cfg.get("folds"):
+        args += ["--folds", str(cfg["folds"])]
+    if cfg.get("max_steps"):
+        args += ["--max-steps", str(cfg["max_steps"])]
+    return [*args, "--devices", str(cfg["devices"]), "--resume"]
+
+
+class DetachedRuns:
+    """Mixed into :class:`~guiapp.ui.pages.training.training_page.TrainingPage`.
+
+    Uses the page's ``job``, ``tail``, ``run``, ``history``, ``loader``, ``run_label``,
+    ``project``, ``project_changed`` and its ``_set_history``, ``_ended`` and
+    ``_update_buttons``.
+    """
+
+    job: CliJob | None
+    tail: EventsTail | None
+    run: dict[str, Any] | None
+    history: RunHistory
+    loader: BackgroundCalls
+    run_label: QLabel
+    _after_stop: list[Any]
+
+    # ------------------------------------------------------------------ closing
+    def leave_or_stop(self, leave_running: bool, then: Any) -> None:
+        """Stop the owned run (checkpoint) and, to leave it running, continue it detached.
+
+        ``then()`` is called once that is done (the window closes then).
+        """
+        if self.job is None or not self.job.is_running():
+            then()
+            return
+
+        def handed_over() -> None:
+            if leave_running and self.run is not None and self.history.status == "stopped":
+                args = ["train", *resume_args(Path(self.run["path"]))]
+                pid = start_detached(args, str(self.project.folder))
+                self.run["status"], self.run["pid"] = "running", pid
+                self.project_changed.emit()
+            then()
+
+        self._after_stop.append(handed_over)
+        self.job.stop()
+
+    # ------------------------------------------------------------------ runs from files
+    def show_run(self, run: dict[str, Any]) -> None:
+        """Show ``run`` from its events.jsonl; reattach when it is still running."""
+        self.run = run
+        self.run_label.setText(f"Run {run.get('name', Path(run['path']).name)} · reading…")
+        self.loader.submit(
+            run["path"], RunHistory.from_events_file, Path(run["path"]) / "events.jsonl"
+        )
+
+    def _history_loaded(self, key: object, history: object) -> None:
+        if self.run is None or key != self.run["path"] or not isinstance(history, RunHistory):
+            return
+        self._set_history(history)
+        events = Path(self.run["path"]) / "events.jsonl"
+        pid = self.run.get("pid")
+        try:
+            recent = time.time() - events.stat().st_mtime < RECENT_S
+        except OSError:
+            recent = False
+        alive = process_alive(pid)  # a detached run may not have written "started" yet
+        live = alive or (history.status == "running" and not pid and recent)
+        if live:
+            self.tail = EventsTail(events, pid if alive else None, self)
+            self.tail.event.connect(self._tail_event)
+            self.tail.ended.connect(self._tail_exited)
+            self.tail.start(history.offset)
+            self.history.log.append("reattached to the running job")
+        elif history.status == "running":
+            history.status = "failed"
+            history.log.append(
+                "the run's process is gone without a last event; Resume continues it"
+            )
+        self._update_buttons()
+
+    def _tail_event(self, event: dict[str, Any]) -> None:
+        self.history.feed(event)
+        if event.get("event") in END_EVENTS and self.history.status != "running":
+            if self.tail is not None:
+                self.tail.stop()
+                self.tail.done = True
+            self._ended(self.history.status)
+
+    def _tail_exited(self, _why: str) -> None:
+        """The followed process is gone; it wrote no last event (else it ended already)."""
+        if self.history.status == "running":
+            self.history.feed(
+                {"event": "failed", "reason": "the process ended without a last event"}
+            )
+            self._ended("failed")
