@@ -1,4 +1,6 @@
-"""Confusion matrix and per-class precision/recall/F1, written as CSV, JSON and Markdown."""
+"""Evaluation: one pass over a split (loss, accuracy, confusion matrix) and the per-class
+precision/recall/F1 report, written as CSV, JSON and Markdown.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +10,24 @@ from typing import Any
 import numpy as np
 
 from ..atomic import atomic_write_text
+from ..pipeline import BatchPipeline
 from .runfolder import RunFolder
+
+
+def evaluate_split(
+    pipe: BatchPipeline, predict: Any, loss_fn: Any, x_shape: tuple[int, ...], k: int
+) -> tuple[float, float, np.ndarray]:
+    """One pass over ``pipe``: mean loss, accuracy and the ``k`` x ``k`` confusion matrix."""
+    cm = np.zeros((k, k), np.int64)
+    total_loss = 0.0
+    for x, y in pipe.tf_dataset(range(1), x_shape=x_shape):
+        probs = predict(x)
+        total_loss += float(np.sum(loss_fn(y, probs)))
+        p = probs.numpy()
+        pred = (p.reshape(-1) > 0.5).astype(np.int64) if p.shape[-1] == 1 else np.argmax(p, axis=-1)
+        cm += confusion_matrix(y.numpy(), pred, k)
+    rows = int(cm.sum())
+    return total_loss / max(1, rows), float(np.trace(cm)) / max(1, rows), cm
 
 
 def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, num_classes: int) -> np.ndarray:
