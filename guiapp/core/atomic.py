@@ -1,4 +1,8 @@
-"""Atomic file replacement: write beside the target, fsync, ``os.replace``, fsync the folder."""
+"""Atomic file replacement: write beside the target, fsync, ``os.replace``, fsync the folder.
+
+The one place in the core that replaces files by renaming: project files, run files,
+checkpoints, dataset index files and new shard files all go through :func:`atomic_path`.
+"""
 
 from __future__ import annotations
 
@@ -29,13 +33,43 @@ def temp_path_for(target: str | os.PathLike[str]) -> Path:
     return target.with_name(f".{target.name}.tmp-{os.getpid()}")
 
 
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb+") as fh:
+        os.fsync(fh.fileno())
+
+
+def _keep_backup(target: Path, *, durable: bool) -> None:
+    """Replace ``target.bak`` with the current ``target``; the old ``.bak`` stays whole until then."""
+    backup = target.with_name(target.name + ".bak")
+    tmp = temp_path_for(backup)
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    try:
+        try:
+            os.link(target, tmp)
+        except OSError:  # file systems without hard links
+            shutil.copy2(target, tmp)
+            if durable:
+                _fsync_file(tmp)
+        os.replace(tmp, backup)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
 @contextlib.contextmanager
-def atomic_path(target: str | os.PathLike[str], *, keep_backup: bool = False) -> Iterator[Path]:
+def atomic_path(
+    target: str | os.PathLike[str], *, keep_backup: bool = False, durable: bool = True
+) -> Iterator[Path]:
     """Yield a temporary path; when the block succeeds, it replaces ``target`` atomically.
 
     The caller writes the temporary file completely (and closes it). On an exception
     the temporary file is removed and ``target`` is untouched. With ``keep_backup``
-    the previous ``target`` is kept as ``target.bak``.
+    the previous ``target`` is kept as ``target.bak`` (replaced atomically too, so a
+    ``.bak`` is always whole). ``durable=False`` skips the fsyncs: the rename is still
+    atomic for other processes, but may not survive a power cut (new shard files, whose
+    rows are made durable, or not, by their writer).
     """
     target = Path(target)
     tmp = temp_path_for(target)
@@ -43,18 +77,13 @@ def atomic_path(target: str | os.PathLike[str], *, keep_backup: bool = False) ->
         tmp.unlink()
     try:
         yield tmp
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
+        if durable:
+            _fsync_file(tmp)
         if keep_backup and target.exists():
-            backup = target.with_name(target.name + ".bak")
-            with contextlib.suppress(FileNotFoundError):
-                backup.unlink()
-            try:
-                os.link(target, backup)
-            except OSError:  # file systems without hard links
-                shutil.copy2(target, backup)
+            _keep_backup(target, durable=durable)
         os.replace(tmp, target)
-        fsync_dir(target.parent)
+        if durable:
+            fsync_dir(target.parent)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()

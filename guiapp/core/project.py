@@ -18,15 +18,14 @@ This module never imports Qt.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .atomic import atomic_write_bytes
 from .errors import FileError
 
 __all__ = [
@@ -258,8 +257,9 @@ class Project:
 
         The file is written to a temporary name beside the target, flushed and
         fsynced, the previous file is kept as ``NAME.gproj.bak``, and the temporary
-        file replaces the target with :func:`os.replace`. On any failure the target
-        is unchanged and the temporary file is removed.
+        file replaces the target with :func:`os.replace` (all in
+        :func:`guiapp.core.atomic.atomic_path`). On any failure the target is
+        unchanged and the temporary file is removed.
         """
         if path is None and self.path is None:
             raise ValueError("an untitled project needs a path to be saved")
@@ -284,60 +284,16 @@ class Project:
 
 
 def _atomic_write(target: Path, payload: bytes) -> None:
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    backup = target.with_name(target.name + ".bak")
+    """``atomic_write_bytes`` keeping ``NAME.gproj.bak``; an OS error becomes a ``ProjectError``."""
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if target.exists():
-            _copy_durably(target, backup)
-        os.replace(tmp, target)
+        atomic_write_bytes(target, payload, keep_backup=True)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         reason = exc.strerror or str(exc)
         raise ProjectError(
             target,
             f"could not be saved ({reason})",
             "check free disk space and write permission. The previous file was not changed.",
         ) from exc
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    _fsync_dir(target.parent)
-
-
-def _copy_durably(src: Path, dst: Path) -> None:
-    """Replace ``dst`` with a copy of ``src`` so that ``dst`` is always whole."""
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        data = src.read_bytes()
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, dst)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make the rename durable where folders can be opened (not on Windows)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _structure(path: Path, problem: str) -> ProjectError:

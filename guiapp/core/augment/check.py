@@ -1,4 +1,5 @@
-"""Validation of augmentation specs: defaults filled in, every error names op and parameter."""
+"""Validation of offline augmentation specs against the registry: defaults filled in, every
+error names op and parameter."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
-from .offline import FLOAT_OPS, IMAGE_OPS, PARAMS, SEQUENCE_OPS
+from .registry import OFFLINE, OP_DEFS, Param, ops_that_run
 
 MAX_COPIES = 1000
 
@@ -16,8 +17,8 @@ def _fail(where: str, problem: str) -> UserError:
     return UserError(f"augment spec: {where}: {problem}")
 
 
-def _value(where: str, key: str, v: Any, rule: tuple[Any, Any, float, float]) -> Any:
-    _, kind, lo, hi = rule
+def _value(where: str, key: str, v: Any, rule: Param) -> Any:
+    kind, lo, hi = rule.kind, rule.low, rule.high
     if isinstance(kind, tuple):
         if v not in kind:
             raise _fail(
@@ -34,15 +35,16 @@ def _value(where: str, key: str, v: Any, rule: tuple[Any, Any, float, float]) ->
 
 
 def _fits(where: str, name: str, shape: tuple[int, ...], dtype: np.dtype) -> None:
-    if name in IMAGE_OPS and len(shape) not in (2, 3):
+    op = OP_DEFS[name]
+    if op.samples == "2d" and len(shape) not in (2, 3):
         raise _fail(where, f"works on 2D samples (HxW), but samples have shape {shape}")
-    if name in ("rot90", "transpose") and shape[0] != shape[1]:
+    if op.square and shape[0] != shape[1]:
         raise _fail(where, f"needs square samples, but they are {shape[0]}x{shape[1]}")
-    if name in FLOAT_OPS and dtype.kind != "f":
+    if op.samples == "float" and dtype.kind != "f":
         raise _fail(where, f"works on float samples, but they are {dtype}")
-    if name in SEQUENCE_OPS and len(shape) != 1:
+    if op.samples == "1d" and len(shape) != 1:
         raise _fail(where, f"works on 1D samples (vectors), but samples have shape {shape}")
-    if name == "mutate" and dtype.kind not in "iu":
+    if op.integer and dtype.kind not in "iu":
         raise _fail(where, f"works on integer token vectors, but samples are {dtype}")
 
 
@@ -50,10 +52,11 @@ def _check_op(i: int, op: Any, shape: tuple[int, ...], dtype: np.dtype) -> dict[
     if not isinstance(op, dict) or "op" not in op:
         raise _fail(f"ops[{i}]", 'must be an object like {"op": "flip", ...}')
     name = op["op"]
-    if name not in PARAMS:
-        raise _fail(f"ops[{i}]", f"unknown op {name!r}; known: {', '.join(sorted(PARAMS))}")
+    known_ops = ops_that_run(OFFLINE)
+    if name not in known_ops:
+        raise _fail(f"ops[{i}]", f"unknown op {name!r}; known: {', '.join(known_ops)}")
     where = f"ops[{i}] ({name})"
-    rules = PARAMS[name]
+    rules = OP_DEFS[name].params
     unknown = sorted(set(op) - set(rules) - {"op"})
     if unknown:
         known = ", ".join(sorted(rules)) or "none"
@@ -61,7 +64,7 @@ def _check_op(i: int, op: Any, shape: tuple[int, ...], dtype: np.dtype) -> dict[
     _fits(where, name, shape, dtype)
     out: dict[str, Any] = {"op": name}
     for key, rule in rules.items():
-        out[key] = _value(where, key, op.get(key, rule[0]), rule)
+        out[key] = _value(where, key, op.get(key, rule.default), rule)
     if name == "scale" and out["low"] > out["high"]:
         raise _fail(
             where, f"parameter 'low' ({out['low']:g}) must not exceed 'high' ({out['high']:g})"

@@ -7,8 +7,10 @@ Spec (documented in docs/GENERATION.md)::
 Each source sample is written ``copies`` times, each copy augmented independently; copies
 are shuffled among the rows. Every op acts on a random subset of rows (probability ``p``)
 and draws all its randomness from the job's generator, so augmented datasets stay
-byte-reproducible. Ops validate against the dataset's shape and dtype up front, and each
-error names the op and the parameter.
+byte-reproducible. The ops, their parameters and defaults are declared in
+``registry.py``; ``check.py`` validates a spec against it and the dataset's shape and
+dtype up front, and each error names the op and the parameter. This module holds the
+numpy implementation of every op that runs offline.
 """
 
 from __future__ import annotations
@@ -21,47 +23,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
+from .check import check_spec
+from .registry import OFFLINE, ops_that_run
 
 Op = Callable[[np.random.Generator, np.ndarray, dict[str, Any]], np.ndarray]
-
-# name -> {parameter: (default, kind, low, high)}; kind is "num", "int" or a tuple of choices.
-PARAMS: dict[str, dict[str, tuple[Any, Any, float, float]]] = {
-    "flip": {"axis": ("h", ("h", "v"), 0, 0), "p": (0.5, "num", 0, 1)},
-    "rot90": {"p": (1.0, "num", 0, 1)},
-    "transpose": {"p": (0.5, "num", 0, 1)},
-    "shift": {
-        "max": (2, "int", 0, 10**6),
-        "mode": ("roll", ("roll", "zero"), 0, 0),
-        "p": (1.0, "num", 0, 1),
-    },
-    "noise": {"std": (0.1, "num", 0, 1e6), "p": (1.0, "num", 0, 1)},
-    "cutout": {
-        "size": (5, "int", 1, 10**6),
-        "fill": (0.0, "num", -1e30, 1e30),
-        "p": (0.5, "num", 0, 1),
-    },
-    "scale": {
-        "low": (0.8, "num", -1e6, 1e6),
-        "high": (1.2, "num", -1e6, 1e6),
-        "p": (1.0, "num", 0, 1),
-    },
-    "zscore": {},
-    "mutate": {
-        "rate": (0.01, "num", 0, 1),
-        "low": (1, "int", 0, 2**31),
-        "vocab": (65521, "int", 1, 2**31),
-    },
-    "reverse": {"p": (0.5, "num", 0, 1)},
-    "crop_pad": {
-        "min_length": (64, "int", 1, 10**9),
-        "pad": ("post", ("post", "pre"), 0, 0),
-        "pad_value": (0, "int", -(2**31), 2**31),
-        "p": (0.5, "num", 0, 1),
-    },
-}
-IMAGE_OPS = {"flip", "rot90", "transpose", "shift", "cutout"}
-FLOAT_OPS = {"noise", "scale", "zscore"}
-SEQUENCE_OPS = {"mutate", "reverse", "crop_pad"}
 
 
 def _rows(rng: np.random.Generator, n: int, p: float) -> np.ndarray:
@@ -180,14 +145,13 @@ OPS: dict[str, Op] = {
     "reverse": _reverse,
     "crop_pad": _crop_pad,
 }
+assert sorted(OPS) == ops_that_run(OFFLINE), "every offline op of the registry needs a function"
 
 
 class Augmenter:
     """A validated pipeline; ``apply(rng, x)`` augments a batch (in place where it can)."""
 
     def __init__(self, spec: dict[str, Any], sample_shape: tuple[int, ...], dtype: Any) -> None:
-        from .check import check_spec
-
         self.spec = check_spec(spec, tuple(sample_shape), np.dtype(dtype))
         self.copies = int(self.spec["copies"])
 

@@ -25,7 +25,8 @@ from ..store import remove_dataset, shard_dir
 from ..store.format import LABEL_DTYPE, row_nbytes
 from ..store.index import DatasetHeader, write_index
 from ..store.lock import DatasetLock
-from ..store.shard import ShardMeta, ShardStats, read_shard_meta
+from ..store.shard_meta import ShardMeta, read_shard_meta
+from ..store.shard_stats import ShardStats
 from ..store.stats import GenStats, merged
 from ..store.writer import now_iso
 from . import worker

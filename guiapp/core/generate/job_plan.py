@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import DatasetError, UserError
 from ..store.format import LABEL_DTYPE, row_nbytes, shard_dir, shard_relpath
-from ..store.shard import ShardMeta, read_shard_meta
+from ..store.shard_meta import ShardMeta, read_shard_meta
 from .spec import GenConfig, Source
 
 SHARD_OVERHEAD_BYTES = 32768  # HDF5 headers, attributes and statistics of one shard

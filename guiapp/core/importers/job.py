@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import time
-import zipfile
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,101 +22,17 @@ from ..errors import Cancelled, DatasetError, UserError
 from ..events import CancelToken, EventSink, RateMeter
 from ..provenance import versions
 from ..store import DatasetWriter, remove_dataset, shard_dir
-from ..store.format import SAMPLE_DTYPES
 from ..store.stats import GenStats
-from .arrays import NpyDirSource, NpySource, NpyStream, NpzSource, open_npy
+from .config import ImportConfig, Tally, peek_dtype, storage_dtype
 from .labels import LabelMap
 from .parse import Fit, Parsed, Shaper, as_number_array, parse_text_rows
 from .shuffle import LABEL, Scatter, bucket_count, shuffled
-from .sources import Chunk, Source, open_source
+from .sources import Chunk, open_source
 
 #: Row errors kept (in the provenance, the events and the summary) when skipping.
 MAX_REPORTS = 20
 PROGRESS_EVERY_S = 0.5
 TEXT_FORMATS = ("jsonl", "csv", "tsv")
-
-
-@dataclass
-class ImportConfig:
-    """Everything ``guiapp import`` takes; stored in the dataset's provenance."""
-
-    src: Path
-    out: Path
-    format: str
-    labels: Path | None = None
-    label_field: str = "label"
-    data_field: str = "data"
-    delimiter: str | None = None
-    x_key: str = "x"
-    y_key: str = "y"
-    per_file: str = "auto"
-    length: int | None = None
-    pad: str = "post"
-    truncate: str = "pre"
-    pad_value: float = 0
-    dtype: str | None = None  # default: uint16 for text, the arrays' own dtype otherwise
-    class_names: list[str] | None = None
-    on_error: str = "abort"
-    seed: int = 0
-    memory_mb: float = 256
-    shard_rows: int | None = None
-    compression: str | None = None
-    overwrite: bool = False
-
-    def params(self) -> dict[str, Any]:
-        d = asdict(self)
-        for k in ("src", "out", "labels"):
-            d[k] = None if d[k] is None else os.path.abspath(d[k])
-        return d
-
-
-@dataclass
-class Tally:
-    """Counts of pass 1."""
-
-    rows_read: int = 0
-    rows: int = 0
-    skipped: int = 0
-    padded: int = 0
-    truncated: int = 0
-    empty: int = 0
-    reports: list[str] = field(default_factory=list)
-
-
-def storage_dtype(cfg: ImportConfig, source_dtype: np.dtype | None) -> np.dtype:
-    """``--dtype``, or a default: uint16 for text, else the arrays' dtype (int64 -> int32)."""
-    if cfg.dtype:
-        name = cfg.dtype.lower()
-        if name not in SAMPLE_DTYPES:
-            raise UserError(f"--dtype {cfg.dtype!r} is not one of {', '.join(SAMPLE_DTYPES)}")
-        return np.dtype(name)
-    if source_dtype is None:
-        return np.dtype("uint16")
-    if source_dtype.name in SAMPLE_DTYPES:
-        return source_dtype
-    if source_dtype.kind == "b":
-        return np.dtype("uint8")
-    if source_dtype.kind in "iu":
-        return np.dtype("int32")  # values outside int32 are row errors, never wrapped
-    if source_dtype.kind == "f":
-        return np.dtype("float64")
-    raise UserError(
-        f"the arrays have dtype {source_dtype}, which is not numeric; pass --dtype or convert them"
-    )
-
-
-def _peek_dtype(source: Source) -> np.dtype | None:
-    """The arrays' dtype for array formats (None for text formats)."""
-    if isinstance(source, NpySource):
-        with open_npy(source.src) as fh:
-            return NpyStream(fh, source.src.name).dtype
-    if isinstance(source, NpyDirSource):
-        with open_npy(source.files[0]) as fh:
-            return NpyStream(fh, source.files[0].name).dtype
-    if isinstance(source, NpzSource):
-        with zipfile.ZipFile(source.src) as z, z.open(source.x_key + ".npy") as fh:
-            return NpyStream(fh, source.src.name).dtype
-    return None
 
 
 def staging_dir(out: Path) -> Path:
@@ -156,7 +70,7 @@ class ImportJob:
             y_key=cfg.y_key,
             per_file=cfg.per_file,
         )
-        self.dtype = storage_dtype(cfg, _peek_dtype(self.source))
+        self.dtype = storage_dtype(cfg, peek_dtype(self.source))
         self.fit = Fit(
             dtype=self.dtype,
             length=cfg.length,
@@ -407,6 +321,8 @@ class ImportJob:
         out = Path(self.cfg.out)
         if out.exists() or shard_dir(out).exists():
             remove_dataset(out)
+        # Renames of a finished dataset (a folder, then its index), not file writes: the
+        # files were made whole and durable by the store's writer (core/atomic.py writes files).
         if shard_dir(staged).exists():
             os.replace(shard_dir(staged), shard_dir(out))
         os.replace(staged, out)
@@ -422,4 +338,4 @@ def run_import(
     return job.run()
 
 
-__all__ = ["ImportConfig", "ImportJob", "run_import"]
+__all__ = ["ImportJob", "run_import"]

@@ -18,7 +18,8 @@ import numpy as np
 from ..errors import DatasetError
 from .format import FORMAT_NAME, FORMAT_VERSION, LABEL_DTYPE, X, Y
 from .index import SINGLE_FILE
-from .shard import ShardMeta, ShardStats, _open_h5, check_shard_size, raw_arrays, read_shard_meta
+from .shard_meta import ShardMeta, check_shard_size, open_h5, raw_arrays, read_shard_meta
+from .shard_stats import ShardStats
 
 IMPORT_HINT = "Import it with 'guiapp import SRC OUT.h5 --format ...' (see 'guiapp import --help')"
 
@@ -47,7 +48,7 @@ class Dataset:
             raise DatasetError(
                 self.path, "is a folder, not a dataset file", "Give the path of NAME.h5"
             )
-        with _open_h5(self.path, "r", locking=False) as f:
+        with open_h5(self.path, "r", locking=False) as f:
             a = dict(f.attrs)
             if _text(a.get("format", "")) != FORMAT_NAME:
                 raise DatasetError(
@@ -206,7 +207,7 @@ class Dataset:
                     s.path, s.x_offset, s.y_offset, s.committed, self.sample_shape, self.dtype
                 )
             else:
-                f = _open_h5(s.path, "r", locking=False)
+                f = open_h5(s.path, "r", locking=False)
                 self._h5[k] = f
                 arrs = (f[X], f[Y])
             self._arrays[k] = arrs

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..atomic import atomic_path
 from .format import FORMAT_NAME, FORMAT_VERSION, LABEL_DTYPE, X, Y
-from .shard import ShardMeta
+from .shard_meta import ShardMeta
 
 SINGLE_FILE = "."  # manifest entry of a dataset that is its own only shard
 

@@ -10,10 +10,8 @@ leaves a shard whose first ``committed`` rows are exactly what was written.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import uuid as uuidlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ import h5py
 import numpy as np
 import xxhash
 
-from ..errors import DatasetError
+from ..atomic import atomic_path
 from .format import (
     FORMAT_VERSION,
     LABEL_DTYPE,
@@ -30,117 +28,20 @@ from .format import (
     Y,
     row_nbytes,
 )
+from .shard_meta import ShardMeta, raw_arrays
+from .shard_stats import ShardStats
+
+__all__ = [
+    "HASH_NAME",
+    "ShardWriter",
+    "content_hash",
+    "create_shard_datasets",
+    "init_commit_attrs",
+    # Re-exported: moved to shard_meta.py, still imported from here by guiapp/bench/read.py.
+    "raw_arrays",
+]
 
 HASH_CHUNK_ROWS = 1 << 14
-
-
-@dataclass
-class ShardStats:
-    """Running statistics of the committed rows of one shard."""
-
-    class_counts: np.ndarray
-    value_sum: float = 0.0
-    value_sumsq: float = 0.0
-    value_min: float = float("inf")
-    value_max: float = float("-inf")
-    nonfinite: int = 0
-
-    @classmethod
-    def empty(cls, num_classes: int) -> ShardStats:
-        return cls(class_counts=np.zeros(num_classes, dtype=np.int64))
-
-    def update(self, x: np.ndarray, y: np.ndarray, values: bool = True) -> None:
-        self.class_counts += np.bincount(y, minlength=len(self.class_counts))[
-            : len(self.class_counts)
-        ]
-        if not values:  # counts only: value statistics are marked "not recorded"
-            self.value_sum = self.value_sumsq = float("nan")
-            return
-        if x.size == 0:
-            return
-        flat = x.reshape(-1)
-        lo, hi = flat.min(), flat.max()  # NaN or Inf show up here: only then look closer
-        if flat.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
-            finite = np.isfinite(flat)
-            self.nonfinite += int(flat.size - np.count_nonzero(finite))
-            flat = flat[finite]
-            if flat.size == 0:
-                return
-            lo, hi = flat.min(), flat.max()
-        self.value_min = min(self.value_min, float(lo))
-        self.value_max = max(self.value_max, float(hi))
-        self.value_sum += float(flat.sum(dtype=np.float64))
-        # Sum of squares in float32 chunks (BLAS dot), accumulated in float64.
-        work = flat if flat.dtype.kind == "f" and flat.dtype.itemsize >= 4 else None
-        step = 1 << 16
-        for s in range(0, flat.size, step):
-            part = flat[s : s + step] if work is not None else flat[s : s + step].astype(np.float64)
-            self.value_sumsq += float(np.dot(part, part))
-
-    def to_attrs(self) -> dict[str, Any]:
-        return {
-            "class_counts": self.class_counts.astype(np.int64),
-            "value_sum": np.float64(self.value_sum),
-            "value_sumsq": np.float64(self.value_sumsq),
-            "value_min": np.float64(self.value_min),
-            "value_max": np.float64(self.value_max),
-            "nonfinite": np.int64(self.nonfinite),
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "class_counts": [int(c) for c in self.class_counts],
-            "value_sum": self.value_sum,
-            "value_sumsq": self.value_sumsq,
-            "value_min": self.value_min,
-            "value_max": self.value_max,
-            "nonfinite": self.nonfinite,
-        }
-
-    @classmethod
-    def from_mapping(cls, m: Any) -> ShardStats:
-        return cls(
-            class_counts=np.asarray(m["class_counts"], dtype=np.int64).copy(),
-            value_sum=float(m["value_sum"]),
-            value_sumsq=float(m["value_sumsq"]),
-            value_min=float(m["value_min"]),
-            value_max=float(m["value_max"]),
-            nonfinite=int(m["nonfinite"]),
-        )
-
-
-@dataclass
-class ShardMeta:
-    """What a reader needs to know about one shard, without reading its rows."""
-
-    path: Path
-    number: int
-    capacity: int
-    committed: int
-    sample_shape: tuple[int, ...]
-    dtype: np.dtype
-    x_offset: int | None  # None when compressed (read through h5py)
-    y_offset: int | None
-    compression: str | None
-    dataset_uuid: str
-    content_hash: str
-    stats: ShardStats = field(repr=False, default_factory=lambda: ShardStats.empty(0))
-
-    @property
-    def sealed(self) -> bool:
-        return self.committed == self.capacity
-
-    def to_json(self, relpath: str) -> dict[str, Any]:
-        return {
-            "file": relpath,
-            "number": self.number,
-            "capacity": self.capacity,
-            "committed": self.committed,
-            "x_offset": self.x_offset,
-            "y_offset": self.y_offset,
-            "content_hash": self.content_hash,
-            "stats": self.stats.to_json(),
-        }
 
 
 def _dcpl_contiguous() -> Any:
@@ -216,116 +117,6 @@ def content_hash(x: np.ndarray, y: np.ndarray) -> str:
     return f"{HASH_NAME}:{h.hexdigest()}"
 
 
-def _open_h5(path: Path, mode: str, *, locking: bool | None = None) -> h5py.File:
-    kw: dict[str, Any] = {}
-    if locking is not None:
-        kw["locking"] = locking
-    try:
-        return h5py.File(path, mode, **kw)
-    except FileNotFoundError:
-        raise DatasetError(path, "does not exist", "Check the path") from None
-    except (OSError, ValueError) as exc:
-        text = str(exc)
-        if "truncated file" in text:
-            raise DatasetError(
-                path,
-                "is truncated (the file is shorter than its HDF5 header says)",
-                "Copy it again or regenerate the dataset",
-            ) from None
-        if "lock" in text.lower() and "unable" in text.lower():
-            raise DatasetError(
-                path, "is locked by another process", "Wait for the job writing it to finish"
-            ) from None
-        if "signature" in text or "not an HDF5" in text.lower():
-            raise DatasetError(
-                path,
-                "is not an HDF5 file",
-                "Import your data with 'guiapp import SRC OUT.h5 --format ...' (see 'guiapp import --help')",
-            ) from None
-        if "ermission denied" in text:
-            raise DatasetError(
-                path, "cannot be opened: permission denied", "Check the file's permissions"
-            ) from None
-        raise DatasetError(
-            path, f"cannot be opened as HDF5 ({text})", "Check that the file is intact"
-        ) from None
-
-
-def read_shard_meta(path: Path, *, expect_uuid: str | None = None) -> ShardMeta:
-    """Open a shard read-only (no lock, so a live writer is fine) and read its header."""
-    f = _open_h5(path, "r", locking=False)
-    with f:
-        a = f.attrs
-        if a.get("format") not in (SHARD_FORMAT_NAME, "guiapp-dataset"):
-            raise DatasetError(
-                path, "is not a guiapp shard (no 'format' attribute)", "Regenerate the dataset"
-            )
-        version = int(a.get("format_version", 0))
-        if version > FORMAT_VERSION:
-            raise DatasetError(
-                path,
-                f"has format_version {version}, newer than this guiapp supports ({FORMAT_VERSION})",
-                "Update guiapp",
-            )
-        if X not in f or Y not in f:
-            raise DatasetError(path, "has no 'x' and 'y' datasets", "Regenerate the dataset")
-        x, y = f[X], f[Y]
-        compression = x.compression
-        x_off = y_off = None
-        if compression is None and x.chunks is None:
-            x_off, y_off = x.id.get_offset(), y.id.get_offset()
-            if x_off is None or y_off is None:
-                raise DatasetError(path, "has unallocated data", "Regenerate the dataset")
-        uuid = a["dataset_uuid"]
-        uuid = (uuid.decode("ascii") if isinstance(uuid, bytes) else str(uuid)).strip()
-        if expect_uuid is not None and uuid != expect_uuid:
-            raise DatasetError(
-                path,
-                "belongs to another dataset (its dataset_uuid differs from the index)",
-                "Remove the stray shard folder or regenerate the dataset",
-            )
-        sha = a["content_hash"]
-        sha = (sha.decode("ascii") if isinstance(sha, bytes) else str(sha)).strip()
-        meta = ShardMeta(
-            path=path,
-            number=int(a.get("number", 0)),
-            capacity=int(x.shape[0]),
-            committed=int(a["committed"]),
-            sample_shape=tuple(int(s) for s in x.shape[1:]),
-            dtype=x.dtype,
-            x_offset=x_off,
-            y_offset=y_off,
-            compression=compression,
-            dataset_uuid=uuid,
-            content_hash=sha,
-            stats=ShardStats.from_mapping(a),
-        )
-    check_shard_size(meta)
-    return meta
-
-
-def check_shard_size(meta: ShardMeta) -> None:
-    """A contiguous shard must be long enough to hold its full capacity."""
-    if meta.x_offset is None or meta.y_offset is None:
-        return
-    need = max(
-        meta.x_offset + meta.capacity * row_nbytes(meta.sample_shape, meta.dtype),
-        meta.y_offset + meta.capacity * LABEL_DTYPE.itemsize,
-    )
-    try:
-        size = meta.path.stat().st_size
-    except FileNotFoundError:
-        raise DatasetError(
-            meta.path, "is missing", "Restore the shard file or regenerate the dataset"
-        ) from None
-    if size < need:
-        raise DatasetError(
-            meta.path,
-            f"is truncated ({size} bytes, {need} expected)",
-            "Copy it again or regenerate the dataset",
-        )
-
-
 class ShardWriter:
     """Writes rows into one new shard file and commits them.
 
@@ -386,32 +177,22 @@ class ShardWriter:
         """Create the shard complete under a temporary name, rename it into place, open it."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
         dataset_uuid = dataset_uuid or str(uuidlib.uuid4())
-        try:
-            with h5py.File(tmp, "w") as f:
-                f.attrs["format"] = SHARD_FORMAT_NAME
-                f.attrs["format_version"] = np.int64(FORMAT_VERSION)
-                f.attrs["number"] = np.int64(number)
-                create_shard_datasets(
-                    f,
-                    capacity=capacity,
-                    sample_shape=tuple(sample_shape),
-                    dtype=np.dtype(dtype),
-                    compression=compression,
-                )
-                init_commit_attrs(f.attrs, num_classes, dataset_uuid)
-                for k, v in (header_attrs or {}).items():
-                    f.attrs[k] = v
+        with atomic_path(path, durable=durable) as tmp, h5py.File(tmp, "w") as f:
+            f.attrs["format"] = SHARD_FORMAT_NAME
+            f.attrs["format_version"] = np.int64(FORMAT_VERSION)
+            f.attrs["number"] = np.int64(number)
+            create_shard_datasets(
+                f,
+                capacity=capacity,
+                sample_shape=tuple(sample_shape),
+                dtype=np.dtype(dtype),
+                compression=compression,
+            )
+            init_commit_attrs(f.attrs, num_classes, dataset_uuid)
+            for k, v in (header_attrs or {}).items():
+                f.attrs[k] = v
             # Closing extended the file to its final size, so a reader never sees it short.
-            if durable:
-                with open(tmp, "rb+") as fh:
-                    os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-            raise
         w = cls(path, num_classes, durable)
         w.value_stats = value_stats
         return w
@@ -506,22 +287,6 @@ class ShardWriter:
                 os.fsync(self._fd)
             os.close(self._fd)
             self._fd = None
-
-
-def raw_arrays(
-    path: Path,
-    x_offset: int,
-    y_offset: int,
-    rows: int,
-    sample_shape: tuple[int, ...],
-    dtype: np.dtype,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Read-only memmaps of the first ``rows`` rows of an uncompressed shard (no h5py, no lock)."""
-    if rows == 0:
-        return np.empty((0, *sample_shape), dtype), np.empty((0,), LABEL_DTYPE)
-    xs = np.memmap(path, dtype=dtype, mode="r", offset=x_offset, shape=(rows, *sample_shape))
-    ys = np.memmap(path, dtype=LABEL_DTYPE, mode="r", offset=y_offset, shape=(rows,))
-    return xs, ys
 
 
 def _pwrite_all(fd: int, a: np.ndarray, offset: int) -> None:

@@ -2,8 +2,9 @@
 
 Each worker accumulates them for its shard and stores them as ``gen_*`` attributes in the
 shard file before sealing it (so ``--resume`` recovers them for kept shards); the job
-merges the sealed shards' into the index header's ``statistics`` JSON. Class counts and
-the global mean/std/min/max already live in the store's own per-shard statistics.
+merges the sealed shards' into the index header's ``statistics`` JSON. The import job
+accumulates one ``GenStats`` over all rows in its first pass. Class counts and the global
+mean/std/min/max already live in the store's own per-shard statistics (``shard_stats.py``).
 
 Histogram: ``HIST_BINS`` equal bins over a fixed range: [-6, 6) for float samples (they
 are usually z-scored), the dtype's whole range for integers ([0, 65536) for uint16);

@@ -25,7 +25,8 @@ from .format import (
     shard_relpath,
 )
 from .index import SINGLE_FILE, DatasetHeader, write_index
-from .shard import ShardMeta, ShardWriter
+from .shard import ShardWriter
+from .shard_meta import ShardMeta
 
 
 def now_iso() -> str:

@@ -1,0 +1,99 @@
+"""What an import is asked to do (``ImportConfig``), what pass 1 counted, and the stored dtype."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import UserError
+from ..store.format import SAMPLE_DTYPES
+from .arrays import NpyDirSource, NpySource, NpyStream, NpzSource, open_npy
+from .sources import Source
+
+
+@dataclass
+class ImportConfig:
+    """Everything ``guiapp import`` takes; stored in the dataset's provenance."""
+
+    src: Path
+    out: Path
+    format: str
+    labels: Path | None = None
+    label_field: str = "label"
+    data_field: str = "data"
+    delimiter: str | None = None
+    x_key: str = "x"
+    y_key: str = "y"
+    per_file: str = "auto"
+    length: int | None = None
+    pad: str = "post"
+    truncate: str = "pre"
+    pad_value: float = 0
+    dtype: str | None = None  # default: uint16 for text, the arrays' own dtype otherwise
+    class_names: list[str] | None = None
+    on_error: str = "abort"
+    seed: int = 0
+    memory_mb: float = 256
+    shard_rows: int | None = None
+    compression: str | None = None
+    overwrite: bool = False
+
+    def params(self) -> dict[str, Any]:
+        d = asdict(self)
+        for k in ("src", "out", "labels"):
+            d[k] = None if d[k] is None else os.path.abspath(d[k])
+        return d
+
+
+@dataclass
+class Tally:
+    """Counts of pass 1."""
+
+    rows_read: int = 0
+    rows: int = 0
+    skipped: int = 0
+    padded: int = 0
+    truncated: int = 0
+    empty: int = 0
+    reports: list[str] = field(default_factory=list)
+
+
+def storage_dtype(cfg: ImportConfig, source_dtype: np.dtype | None) -> np.dtype:
+    """``--dtype``, or a default: uint16 for text, else the arrays' dtype (int64 -> int32)."""
+    if cfg.dtype:
+        name = cfg.dtype.lower()
+        if name not in SAMPLE_DTYPES:
+            raise UserError(f"--dtype {cfg.dtype!r} is not one of {', '.join(SAMPLE_DTYPES)}")
+        return np.dtype(name)
+    if source_dtype is None:
+        return np.dtype("uint16")
+    if source_dtype.name in SAMPLE_DTYPES:
+        return source_dtype
+    if source_dtype.kind == "b":
+        return np.dtype("uint8")
+    if source_dtype.kind in "iu":
+        return np.dtype("int32")  # values outside int32 are row errors, never wrapped
+    if source_dtype.kind == "f":
+        return np.dtype("float64")
+    raise UserError(
+        f"the arrays have dtype {source_dtype}, which is not numeric; pass --dtype or convert them"
+    )
+
+
+def peek_dtype(source: Source) -> np.dtype | None:
+    """The arrays' dtype for array formats (None for text formats)."""
+    if isinstance(source, NpySource):
+        with open_npy(source.src) as fh:
+            return NpyStream(fh, source.src.name).dtype
+    if isinstance(source, NpyDirSource):
+        with open_npy(source.files[0]) as fh:
+            return NpyStream(fh, source.files[0].name).dtype
+    if isinstance(source, NpzSource):
+        with zipfile.ZipFile(source.src) as z, z.open(source.x_key + ".npy") as fh:
+            return NpyStream(fh, source.src.name).dtype
+    return None

@@ -1,0 +1,179 @@
+"""Reading a shard without its rows: ``ShardMeta``, ``read_shard_meta``, size check, raw views.
+
+``read_shard_meta`` opens a shard read-only without HDF5's file lock, so a live writer is
+fine; it trusts only the ``committed`` counter and checks the file is long enough for its
+full capacity. ``raw_arrays`` maps the rows of an uncompressed shard without h5py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from ..errors import DatasetError
+from .format import FORMAT_VERSION, LABEL_DTYPE, SHARD_FORMAT_NAME, X, Y, row_nbytes
+from .shard_stats import ShardStats
+
+
+@dataclass
+class ShardMeta:
+    """What a reader needs to know about one shard, without reading its rows."""
+
+    path: Path
+    number: int
+    capacity: int
+    committed: int
+    sample_shape: tuple[int, ...]
+    dtype: np.dtype
+    x_offset: int | None  # None when compressed (read through h5py)
+    y_offset: int | None
+    compression: str | None
+    dataset_uuid: str
+    content_hash: str
+    stats: ShardStats = field(repr=False, default_factory=lambda: ShardStats.empty(0))
+
+    @property
+    def sealed(self) -> bool:
+        return self.committed == self.capacity
+
+    def to_json(self, relpath: str) -> dict[str, Any]:
+        return {
+            "file": relpath,
+            "number": self.number,
+            "capacity": self.capacity,
+            "committed": self.committed,
+            "x_offset": self.x_offset,
+            "y_offset": self.y_offset,
+            "content_hash": self.content_hash,
+            "stats": self.stats.to_json(),
+        }
+
+
+def open_h5(path: Path, mode: str, *, locking: bool | None = None) -> h5py.File:
+    kw: dict[str, Any] = {}
+    if locking is not None:
+        kw["locking"] = locking
+    try:
+        return h5py.File(path, mode, **kw)
+    except FileNotFoundError:
+        raise DatasetError(path, "does not exist", "Check the path") from None
+    except (OSError, ValueError) as exc:
+        text = str(exc)
+        if "truncated file" in text:
+            raise DatasetError(
+                path,
+                "is truncated (the file is shorter than its HDF5 header says)",
+                "Copy it again or regenerate the dataset",
+            ) from None
+        if "lock" in text.lower() and "unable" in text.lower():
+            raise DatasetError(
+                path, "is locked by another process", "Wait for the job writing it to finish"
+            ) from None
+        if "signature" in text or "not an HDF5" in text.lower():
+            raise DatasetError(
+                path,
+                "is not an HDF5 file",
+                "Import your data with 'guiapp import SRC OUT.h5 --format ...' (see 'guiapp import --help')",
+            ) from None
+        if "ermission denied" in text:
+            raise DatasetError(
+                path, "cannot be opened: permission denied", "Check the file's permissions"
+            ) from None
+        raise DatasetError(
+            path, f"cannot be opened as HDF5 ({text})", "Check that the file is intact"
+        ) from None
+
+
+def read_shard_meta(path: Path, *, expect_uuid: str | None = None) -> ShardMeta:
+    """Open a shard read-only (no lock, so a live writer is fine) and read its header."""
+    f = open_h5(path, "r", locking=False)
+    with f:
+        a = f.attrs
+        if a.get("format") not in (SHARD_FORMAT_NAME, "guiapp-dataset"):
+            raise DatasetError(
+                path, "is not a guiapp shard (no 'format' attribute)", "Regenerate the dataset"
+            )
+        version = int(a.get("format_version", 0))
+        if version > FORMAT_VERSION:
+            raise DatasetError(
+                path,
+                f"has format_version {version}, newer than this guiapp supports ({FORMAT_VERSION})",
+                "Update guiapp",
+            )
+        if X not in f or Y not in f:
+            raise DatasetError(path, "has no 'x' and 'y' datasets", "Regenerate the dataset")
+        x, y = f[X], f[Y]
+        compression = x.compression
+        x_off = y_off = None
+        if compression is None and x.chunks is None:
+            x_off, y_off = x.id.get_offset(), y.id.get_offset()
+            if x_off is None or y_off is None:
+                raise DatasetError(path, "has unallocated data", "Regenerate the dataset")
+        uuid = a["dataset_uuid"]
+        uuid = (uuid.decode("ascii") if isinstance(uuid, bytes) else str(uuid)).strip()
+        if expect_uuid is not None and uuid != expect_uuid:
+            raise DatasetError(
+                path,
+                "belongs to another dataset (its dataset_uuid differs from the index)",
+                "Remove the stray shard folder or regenerate the dataset",
+            )
+        sha = a["content_hash"]
+        sha = (sha.decode("ascii") if isinstance(sha, bytes) else str(sha)).strip()
+        meta = ShardMeta(
+            path=path,
+            number=int(a.get("number", 0)),
+            capacity=int(x.shape[0]),
+            committed=int(a["committed"]),
+            sample_shape=tuple(int(s) for s in x.shape[1:]),
+            dtype=x.dtype,
+            x_offset=x_off,
+            y_offset=y_off,
+            compression=compression,
+            dataset_uuid=uuid,
+            content_hash=sha,
+            stats=ShardStats.from_mapping(a),
+        )
+    check_shard_size(meta)
+    return meta
+
+
+def check_shard_size(meta: ShardMeta) -> None:
+    """A contiguous shard must be long enough to hold its full capacity."""
+    if meta.x_offset is None or meta.y_offset is None:
+        return
+    need = max(
+        meta.x_offset + meta.capacity * row_nbytes(meta.sample_shape, meta.dtype),
+        meta.y_offset + meta.capacity * LABEL_DTYPE.itemsize,
+    )
+    try:
+        size = meta.path.stat().st_size
+    except FileNotFoundError:
+        raise DatasetError(
+            meta.path, "is missing", "Restore the shard file or regenerate the dataset"
+        ) from None
+    if size < need:
+        raise DatasetError(
+            meta.path,
+            f"is truncated ({size} bytes, {need} expected)",
+            "Copy it again or regenerate the dataset",
+        )
+
+
+def raw_arrays(
+    path: Path,
+    x_offset: int,
+    y_offset: int,
+    rows: int,
+    sample_shape: tuple[int, ...],
+    dtype: np.dtype,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Read-only memmaps of the first ``rows`` rows of an uncompressed shard (no h5py, no lock)."""
+    if rows == 0:
+        return np.empty((0, *sample_shape), dtype), np.empty((0,), LABEL_DTYPE)
+    xs = np.memmap(path, dtype=dtype, mode="r", offset=x_offset, shape=(rows, *sample_shape))
+    ys = np.memmap(path, dtype=LABEL_DTYPE, mode="r", offset=y_offset, shape=(rows,))
+    return xs, ys
