@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import UserError
+from ..core.errors import UserError, disk_error
 from ..core.logs import divert_native_stderr
 
 
@@ -57,6 +57,11 @@ def register(sub: Any) -> None:
     s.add_argument("--max-steps", type=int, default=0, help="cap the steps per epoch (quick runs)")
     s.add_argument(
         "--resume", action="store_true", help="continue the run in --out from its last checkpoint"
+    )
+    s.add_argument(
+        "--restart",
+        action="store_true",
+        help="start the run in --out again from the beginning (replaces that run folder)",
     )
     s.add_argument("--events", default=None, help="'-' to print JSON-line events on stdout")
     s.set_defaults(func=cmd_train)
@@ -147,6 +152,7 @@ def load_model_arg(value: str, data: str) -> dict[str, Any]:
 def cmd_train(args: argparse.Namespace) -> int:
     from ..core.events import CancelToken, EventSink
     from ..core.train import TrainConfig
+    from ..core.train.config import parse_augment, parse_fractions
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if args.project:
@@ -158,9 +164,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise UserError(
             f"guiapp train: {', '.join(missing)} required (or --project P.gproj --config NAME)"
         )
+    augment = parse_augment(args.augment)
+    fractions = parse_fractions(args.fractions)
     spec = load_model_arg(args.model, args.data)
-    augment = json.loads(args.augment) if args.augment else {}
-    fractions = [float(f) for f in args.fractions.split(",")] if args.fractions else None
     cfg = TrainConfig(
         data=args.data,
         model=spec,
@@ -184,7 +190,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     problems = cfg.check()
     if problems:
         raise UserError("; ".join(problems))
-    check_before_tensorflow(cfg)
+    check_before_tensorflow(cfg, resume=args.resume, restart=args.restart)
     sink = EventSink(sys.stdout if args.events == "-" else None)
     if args.events != "-":
         sink.listeners.append(_print_human)
@@ -211,6 +217,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         sink.emit("failed", reason=str(exc))
         raise
     except Exception as exc:
+        disk = disk_error(getattr(exc, "filename", None) or cfg.out, exc, resume=RESUME_FIX)
+        if disk is not None:
+            sink.emit("failed", reason=str(disk))
+            raise disk from None
         log = Path(cfg.out) / "train.log"
         if log.parent.is_dir():
             with open(log, "a") as fh:
@@ -220,14 +230,24 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0 if result.get("status") in ("finished", "stopped") else 1
 
 
-def check_before_tensorflow(cfg: Any) -> None:
-    """Everything that can be checked without TensorFlow: the dataset opens, has rows, and
-    the model fits it (input shape, dtype, class count). TensorFlow's import takes seconds."""
+RESUME_FIX = "rerun the same command with --resume"
+
+
+def check_before_tensorflow(cfg: Any, *, resume: bool = False, restart: bool = False) -> None:
+    """Everything that can be checked without TensorFlow, whose import takes seconds: the
+    dataset opens and is ready (rows, sealed, not being written, finite), the model fits it
+    (input shape, dtype, labels against the output layer), the augmentation fits its
+    samples, and ``--out`` can hold the run (a run there exactly when resuming, and an
+    intact checkpoint). With ``restart`` the old run folder is then removed."""
     from ..core.store import Dataset
-    from ..core.train.preflight import check_model_against_data
+    from ..core.train import preflight
 
     with Dataset(cfg.data) as ds:
-        check_model_against_data(cfg.model, ds)
+        preflight.check_model_against_data(cfg.model, ds)
+        preflight.check_augment_fits(cfg, ds)
+    preflight.check_run_folder(cfg, resume=resume, restart=restart)
+    if restart:
+        preflight.clear_run_folder(cfg.out)
 
 
 def _print_human(e: dict[str, Any]) -> None:

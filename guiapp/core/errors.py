@@ -1,8 +1,21 @@
-"""Errors that reach the user as one clear line (exit code 2), never as a traceback."""
+"""Errors that reach the user as one clear line (exit code 2), never as a traceback.
+
+One error type, :class:`UserError`, with subclasses that say what kind of thing is wrong
+(docs/ERRORS.md states what each one promises). The messages the store, generation and
+training raise about options, datasets, run folders, checkpoints and disks are built here,
+by the functions below, so that every such message is written once and reads the same
+wherever it is raised: what is wrong, where, and what to do about it.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 
 class UserError(Exception):
@@ -16,6 +29,20 @@ class UserError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class OptionError(UserError):
+    """A command-line option (or its training-config key) with a value that cannot work:
+    ``"--<name> <value>: <problem>; <fix>"``."""
+
+    def __init__(self, name: str, value: Any, problem: str, fix: str = "") -> None:
+        self.option = name
+        self.value = value
+        shown = value if isinstance(value, str) else repr(value)
+        text = f"--{name} {shown}: {problem}"
+        if fix:
+            text += f"; {fix}"
+        super().__init__(text)
 
 
 class FileError(UserError):
@@ -37,7 +64,203 @@ class DatasetError(FileError):
     """A dataset file that cannot be used as it is: ``"<path>: <problem>. <fix>"``."""
 
 
+class DiskError(FileError):
+    """Writing a file failed for a reason outside the program: a full disk, a quota, a size
+    limit, permissions or a read-only file system. Names the file and the free space."""
+
+
 class Cancelled(Exception):
     """A long job was asked to stop (``stop`` on stdin, SIGINT or SIGTERM); exit code 130."""
 
     exit_code = 130
+
+
+# -- options ------------------------------------------------------------------------------
+SEED_MAX = 2**32 - 1  # numpy, Python and TensorFlow all take seeds in 0..2**32-1
+
+
+def check_seed(value: Any, name: str = "seed") -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
+        raise OptionError(name, value, f"a seed is an integer in 0..{SEED_MAX}", "give e.g. 0")
+
+
+def check_count(value: Any, name: str, *, least: int = 1, fix: str = "") -> None:
+    """An integer option of at least ``least``; else an OptionError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise OptionError(
+            name, value, f"must be an integer of at least {least}", fix or f"give {least} or more"
+        )
+
+
+# -- disks and paths ----------------------------------------------------------------------
+DISK_ERRNOS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EFBIG: "the file grew past the size limit (file too large)",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EROFS: "the file system is read-only",
+}
+SPACE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def os_error_code(exc: BaseException) -> int | None:
+    """errno of an OSError, also when HDF5 only mentions it in its message."""
+    code = getattr(exc, "errno", None)
+    if isinstance(code, int) and code:
+        return code
+    m = re.search(r"errno = (\d+)", str(exc))
+    return int(m.group(1)) if m else None
+
+
+def free_space_text(path: str | os.PathLike[str]) -> str:
+    """``"1.2 GiB free"`` on the file system holding ``path`` (its nearest existing folder)."""
+    from .units import human_bytes
+
+    p = Path(path).absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        return f"{human_bytes(shutil.disk_usage(p).free)} free"
+    except OSError:
+        return "free space unknown"
+
+
+def disk_error(
+    path: str | os.PathLike[str], exc: BaseException, *, resume: str
+) -> DiskError | None:
+    """The error for a write that failed because of the disk or the folder, or None when
+    ``exc`` is something else (a bug to report). ``resume`` says how to continue after."""
+    code = os_error_code(exc)
+    if code not in DISK_ERRNOS:
+        return None
+    if code in SPACE_ERRNOS:
+        fix = f"Free some space, then {resume}"
+    else:
+        fix = f"Fix the folder's permissions or choose another, then {resume}"
+    return DiskError(
+        path,
+        f"{DISK_ERRNOS[code]} ({os.strerror(code)}) while writing, {free_space_text(path)}",
+        fix,
+    )
+
+
+def not_enough_space(folder: str | os.PathLike[str], needed: int, free: int, fix: str) -> UserError:
+    gib = 2**30
+    return DiskError(
+        folder,
+        f"not enough free disk space: the dataset needs {needed / gib:.2f} GiB more, "
+        f"{free / gib:.2f} GiB are free",
+        fix,
+    )
+
+
+def unwritable_output(path: str | os.PathLike[str], why: str, option: str = "out") -> UserError:
+    return FileError(path, f"cannot be written ({why})", f"Choose another --{option}")
+
+
+def check_writable_output(
+    path: str | os.PathLike[str], *, folder: bool, option: str = "out"
+) -> None:
+    """``path`` can be created (or, for a folder, written into): the right kind of thing is
+    there or nothing is, and the nearest existing folder above it accepts new files."""
+    p = Path(path).absolute()
+    if p.exists():
+        if folder and not p.is_dir():
+            raise FileError(p, "is a file, not a folder", f"Give a folder as --{option}")
+        if not folder and p.is_dir():
+            raise FileError(p, "is a folder", f"Give a file name like NAME.h5 as --{option}")
+    top = p if folder and p.is_dir() else p.parent
+    while not top.exists() and top != top.parent:
+        top = top.parent
+    if not top.is_dir():
+        raise unwritable_output(p, f"{top} is a file, not a folder", option)
+    probe = top / f".guiapp-write-test-{os.getpid()}"
+    try:
+        probe.mkdir()
+        probe.rmdir()
+    except OSError as exc:
+        code = os_error_code(exc)
+        why = DISK_ERRNOS.get(code or 0, os.strerror(code) if code else str(exc))
+        raise unwritable_output(p, f"{top}: {why}", option) from None
+
+
+# -- datasets -----------------------------------------------------------------------------
+def no_rows(path: str | os.PathLike[str]) -> DatasetError:
+    return DatasetError(path, "has no committed rows", "Generate or import rows into it first")
+
+
+def being_written(path: str | os.PathLike[str]) -> DatasetError:
+    return DatasetError(
+        path,
+        "is being written by another job (or its worker processes)",
+        "Wait for it to finish or stop it first",
+    )
+
+
+def unfinished(path: str | os.PathLike[str], sealed: int, shards: int) -> DatasetError:
+    return DatasetError(
+        path,
+        f"is unfinished ({sealed} of {shards} shard(s) sealed), so its rows may still change",
+        "Finish it first (rerun the same 'guiapp generate' with --resume) and train afterwards",
+    )
+
+
+def nonfinite_values(path: str | os.PathLike[str], count: int, first: str = "") -> DatasetError:
+    where = f", first in {first}" if first else ""
+    return DatasetError(
+        path,
+        f"holds {count} NaN/Inf value(s){where}",
+        "Clean the source data and write the dataset again",
+    )
+
+
+def nonfinite_generated(where: str, count: int, first: str) -> UserError:
+    return UserError(
+        f"{where}: produced {count} NaN/Inf value(s), first at {first}. Fix the generator, "
+        "or pass --on-nonfinite skip to drop those rows (counted in the provenance)"
+    )
+
+
+# -- training runs ------------------------------------------------------------------------
+def restart_fix(run: str | os.PathLike[str]) -> str:
+    return (
+        f"Start it again from the beginning with --restart (replaces {os.fspath(run)}), "
+        "or choose another --out"
+    )
+
+
+def run_exists(run: str | os.PathLike[str]) -> FileError:
+    return FileError(
+        run,
+        "a run already exists there",
+        "Resume it with --resume, start it again with --restart, or choose another --out",
+    )
+
+
+def nothing_to_resume(run: str | os.PathLike[str]) -> FileError:
+    return FileError(
+        run, "there is no run to resume here (no config.json)", "Start it without --resume"
+    )
+
+
+def run_settings_differ(run: str | os.PathLike[str], differences: Sequence[str]) -> FileError:
+    return FileError(
+        run,
+        "this run was started with other data, model or settings (" + "; ".join(differences) + ")",
+        "Resume it with the same options, start it again with --restart, or choose another --out",
+    )
+
+
+def checkpoint_damaged(
+    path: str | os.PathLike[str], why: str, run: str | os.PathLike[str]
+) -> FileError:
+    return FileError(path, f"the checkpoint is damaged ({why})", restart_fix(run))
+
+
+def not_a_run_folder(run: str | os.PathLike[str]) -> FileError:
+    return FileError(
+        run,
+        "holds files but is not a run folder (no config.json), so --restart will not replace it",
+        "Choose another --out",
+    )

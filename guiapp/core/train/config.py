@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from ..errors import SEED_MAX, OptionError
 
 
 @dataclass
@@ -43,42 +46,193 @@ class TrainConfig:
         return b
 
     def check(self) -> list[str]:
-        problems = []
-        if self.epochs < 1:
-            problems.append(f"--epochs {self.epochs}: train at least 1 epoch")
-        if self.batch < 1:
-            problems.append(f"--batch {self.batch}: the batch size must be at least 1")
-        if not (0 <= self.val < 1 and 0 <= self.test < 1 and self.val + self.test < 1):
-            problems.append(
-                f"--val {self.val} --test {self.test}: fractions must be >= 0 and sum below 1"
-            )
-        if self.folds == 1 or self.folds < 0:
-            problems.append(f"--folds {self.folds}: use 0 (no folds) or at least 2")
-        if self.folds and not 0 <= self.fold < self.folds:
-            problems.append(f"fold {self.fold} is not in 0..{self.folds - 1}")
-        if not 0 < self.fraction <= 1:
-            problems.append(f"fraction {self.fraction} must be in (0, 1]")
-        if self.log_every < 1 or self.checkpoint_every < 1:
-            problems.append("--log-every and --checkpoint-every must be at least 1")
-        return problems
+        """Every problem with the options, one message each (empty when all is well).
+
+        The one place training options are validated; each check in :data:`CHECKS` is a
+        self-contained function of the config, run before any file or TensorFlow is touched.
+        """
+        return [p for check in CHECKS for p in (check(self),) if p]
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
-    def identity(self) -> str:
+    def identity_fields(self) -> dict[str, Any]:
         """What must not change between a run and its resume (not out/devices/logging)."""
-        keep = {
-            k: v
-            for k, v in self.to_json().items()
-            if k
-            not in (
-                "out",
-                "devices",
-                "log_every",
-                "checkpoint_every",
-                "cluster",
-                "worker_index",
-                "epochs",
-            )
-        }
+        return {k: v for k, v in self.to_json().items() if k not in RESUMABLE_CHANGES}
+
+    def identity(self) -> str:
+        keep = self.identity_fields()
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
+
+    def differences(self, recorded: dict[str, Any]) -> list[str]:
+        """``"--seed: the run has 0, now 1"`` for each identity field that differs from a
+        recorded ``to_json()`` (a run folder's ``config.json["config"]``)."""
+        out = []
+        for key, now in self.identity_fields().items():
+            then = recorded.get(key)
+            if then == now:
+                continue
+            name = "--" + key.replace("_", "-") if key in OPTION_NAMES else key
+            if key == "model":
+                out.append("the model spec differs")
+            elif key == "data":
+                out.append(f"--data: the run has {then}, now {now}")
+            else:
+                out.append(f"{name}: the run has {json.dumps(then)}, now {json.dumps(now)}")
+        return out
+
+
+#: Fields that may change between a run and its resume.
+RESUMABLE_CHANGES = (
+    "out",
+    "devices",
+    "log_every",
+    "checkpoint_every",
+    "cluster",
+    "worker_index",
+    "epochs",
+)
+#: Fields that are ``guiapp train`` options of the same name (with dashes).
+OPTION_NAMES = (
+    "data", "epochs", "batch", "val", "test", "folds", "fold", "seed", "devices", "augment",
+    "class_weights", "max_steps", "log_every", "checkpoint_every", "worker_index",
+)  # fmt: skip
+
+
+# -- the checks: each returns one problem, or None --------------------------------------------
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _at_least(name: str, least: int, fix: str) -> Callable[[TrainConfig], str | None]:
+    def check(cfg: TrainConfig) -> str | None:
+        v = getattr(cfg, name)
+        if _is_int(v) and v >= least:
+            return None
+        return str(OptionError(name.replace("_", "-"), v, f"must be an integer >= {least}", fix))
+
+    check.__name__ = f"check_{name}"
+    return check
+
+
+def check_fractions(cfg: TrainConfig) -> str | None:
+    if 0 <= cfg.val < 1 and 0 <= cfg.test < 1 and cfg.val + cfg.test < 1:
+        return None
+    return (
+        f"--val {cfg.val} --test {cfg.test}: fractions must be >= 0 and sum below 1; e.g. --val 0.1"
+    )
+
+
+def check_folds(cfg: TrainConfig) -> str | None:
+    if cfg.folds == 1 or cfg.folds < 0:
+        return f"--folds {cfg.folds}: use 0 (no folds) or at least 2"
+    if cfg.folds and not 0 <= cfg.fold < cfg.folds:
+        return f"--fold {cfg.fold}: not in 0..{cfg.folds - 1} (there are {cfg.folds} folds)"
+    return None
+
+
+def check_fraction(cfg: TrainConfig) -> str | None:
+    if 0 < cfg.fraction <= 1:
+        return None
+    return f"--fractions {cfg.fraction}: each fraction must be in (0, 1], like 0.1,0.5,1.0"
+
+
+def check_seed(cfg: TrainConfig) -> str | None:
+    if _is_int(cfg.seed) and 0 <= cfg.seed <= SEED_MAX:
+        return None
+    return f"--seed {cfg.seed}: a seed is an integer in 0..{SEED_MAX}; give e.g. 0"
+
+
+def check_augment(cfg: TrainConfig) -> str | None:
+    from ..augment.online import AugmentSpec
+    from ..augment.registry import ONLINE_KEYS
+
+    if not isinstance(cfg.augment, dict):
+        return (
+            f'--augment: give a JSON object like {{"flip_h": true}}, not {json.dumps(cfg.augment)}'
+        )
+    for key, value in cfg.augment.items():
+        if key not in ONLINE_KEYS:
+            continue
+        numeric = ONLINE_KEYS[key].value is not None
+        ok = (
+            (isinstance(value, (int, float)) and not isinstance(value, bool))
+            if numeric
+            else (isinstance(value, bool))
+        )
+        if not ok:
+            want = "a number" if numeric else "true or false"
+            return f"--augment: {key} must be {want}, got {json.dumps(value)}"
+    try:
+        AugmentSpec.from_json(cfg.augment)
+    except (ValueError, TypeError) as exc:
+        return f"--augment {json.dumps(cfg.augment)}: {exc}"
+    return None
+
+
+def check_class_weights(cfg: TrainConfig) -> str | None:
+    if cfg.class_weights in (None, "balanced"):
+        return None
+    return f"--class-weights {cfg.class_weights}: use balanced, or leave it out"
+
+
+def check_devices(cfg: TrainConfig) -> str | None:
+    spec = str(cfg.devices or "auto").strip().lower()
+    if spec in ("auto", "cpu", "gpu"):
+        return None
+    kind, _, rest = spec.partition(":")
+    parts = rest.split(",") if kind == "gpu" else [rest]
+    digits = kind in ("cpu", "gpu") and all(p.strip().isdigit() for p in parts)
+    if digits and (kind == "gpu" or int(rest) >= 1):
+        return None
+    return f"--devices {cfg.devices}: use auto, cpu, cpu:N (N >= 1), gpu or gpu:0,1"
+
+
+CHECKS: list[Callable[[TrainConfig], str | None]] = [
+    _at_least("epochs", 1, "train at least 1 epoch"),
+    _at_least("batch", 1, "the batch size must be at least 1"),
+    check_fractions,
+    check_folds,
+    check_fraction,
+    check_seed,
+    _at_least("max_steps", 0, "0 trains every step of an epoch"),
+    _at_least("log_every", 1, "emit a batch event every N >= 1 steps"),
+    _at_least("checkpoint_every", 1, "checkpoint every N >= 1 steps"),
+    _at_least("worker_index", 0, "workers are numbered from 0"),
+    check_augment,
+    check_class_weights,
+    check_devices,
+]
+
+
+def parse_augment(text: str | None) -> dict[str, Any]:
+    """``--augment`` JSON as a dict; an OptionError when it is not a JSON object."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise OptionError(
+            "augment", text, f"not valid JSON ({exc.msg})", 'give an object like {"flip_h": true}'
+        ) from None
+    if not isinstance(value, dict):
+        raise OptionError("augment", text, "not a JSON object", 'give one like {"flip_h": true}')
+    return value
+
+
+def parse_fractions(text: str | None) -> list[float] | None:
+    """``--fractions 0.1,0.5,1.0`` as floats, each in (0, 1]; an OptionError otherwise."""
+    if not text:
+        return None
+    try:
+        values = [float(f) for f in text.split(",")]
+    except ValueError:
+        raise OptionError(
+            "fractions", text, "not a list of numbers", "give fractions like 0.1,0.5,1.0"
+        ) from None
+    bad = [v for v in values if not 0 < v <= 1]
+    if bad:
+        raise OptionError(
+            "fractions", text, f"{bad[0]:g} is not in (0, 1]", "give fractions like 0.1,0.5,1.0"
+        )
+    return values

@@ -1,18 +1,31 @@
-"""Checks before a run starts, and the resolved config it records."""
+"""Checks before a run starts, and the resolved config it records.
+
+Everything here is pure Python, numpy and h5py: ``guiapp train`` runs it before it imports
+TensorFlow, so a mistake costs the user a fraction of a second and one line.
+"""
 
 from __future__ import annotations
 
+import json
+import math
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from .. import store
+from .. import errors, store
 from ..errors import UserError
 from ..provenance import versions
+from ..store.lock import writer_active
 from .config import TrainConfig
 from .devices import Devices
+from .runfolder import RunFolder
 
 
 def check_model_against_data(spec: dict[str, Any], ds: store.Dataset) -> None:
-    """The model must fit the dataset: input shape, dtype, class count. Raise one clear error."""
+    """The model must fit the dataset: input shape, dtype, class count (the labels against
+    the output layer); and the dataset must be ready to train on. Raise one clear error."""
     from ..model import validate
 
     problems = validate(
@@ -21,8 +34,100 @@ def check_model_against_data(spec: dict[str, Any], ds: store.Dataset) -> None:
     if problems:
         text = "; ".join(str(p) for p in problems)
         raise UserError(f"the model does not fit {ds.path}: {text}")
+    check_data_ready(ds)
+
+
+def check_data_ready(ds: store.Dataset) -> None:
+    """Rows to train on, no job writing them, every shard sealed, finite statistics."""
     if len(ds) == 0:
-        raise UserError(f"{ds.path}: the dataset has no committed rows")
+        raise errors.no_rows(ds.path)
+    if writer_active(ds.path):
+        raise errors.being_written(ds.path)
+    if not ds.complete:
+        sealed = sum(1 for s in ds.shards if s.content_hash)
+        raise errors.unfinished(ds.path, sealed, len(ds.shards))
+    count, first = 0, ""
+    for s in ds.shards:
+        st = s.stats
+        bad = int(st.nonfinite)
+        recorded = not math.isnan(st.value_sum)  # NaN: value statistics were not recorded
+        if recorded and not (math.isfinite(st.value_sum) and math.isfinite(st.value_sumsq)):
+            bad = max(bad, 1)
+        if bad and not first:
+            first = f"shard {s.path.name}"
+        count += bad
+    header_bad = sum(1 for v in _floats(ds.statistics) if not math.isfinite(v))
+    if header_bad and not first:
+        first = "the header's statistics"
+    if count + header_bad:
+        raise errors.nonfinite_values(ds.path, count + header_bad, first)
+
+
+def _floats(obj: Any) -> Iterator[float]:
+    if isinstance(obj, float):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _floats(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _floats(v)
+
+
+def check_augment_fits(cfg: TrainConfig, ds: store.Dataset) -> None:
+    from ..augment.online import AugmentSpec
+
+    try:
+        AugmentSpec.from_json(cfg.augment).check_shape(ds.sample_shape)
+    except ValueError as exc:
+        raise errors.OptionError("augment", json.dumps(cfg.augment), f"{exc}") from None
+
+
+def check_run_folder(cfg: TrainConfig, *, resume: bool, restart: bool = False) -> None:
+    """``--out`` is a folder that can be written, and holds a run exactly when resuming."""
+    errors.check_writable_output(cfg.out, folder=True)
+    run = RunFolder(cfg.out)
+    if resume and restart:
+        raise UserError("--resume and --restart: give one of them (continue, or start again)")
+    if restart:
+        if run.path.is_dir() and any(run.path.iterdir()) and not _is_run(run):
+            raise errors.not_a_run_folder(run.path)
+        return
+    if resume:
+        if not run.config.exists() and _sub_runs(run):
+            return  # folds or fractions: each is resumed in its own folder
+        if not run.config.exists():
+            raise errors.nothing_to_resume(run.path)
+        recorded = run.read_json("config.json")
+        if recorded.get("identity") != cfg.identity():
+            raise errors.run_settings_differ(run.path, cfg.differences(recorded.get("config", {})))
+        if run.checkpoint.exists():
+            from .checkpoint import verify_checkpoint
+
+            verify_checkpoint(run.checkpoint, run.path)
+    elif (run.config.exists() or _sub_runs(run)) and (not cfg.cluster or cfg.worker_index == 0):
+        raise errors.run_exists(run.path)  # (other workers of a cluster find the chief's)
+
+
+def _is_run(run: RunFolder) -> bool:
+    return run.config.exists() or (run.path / "checkpoints").is_dir() or bool(_sub_runs(run))
+
+
+def _sub_runs(run: RunFolder) -> list[Path]:
+    if not run.path.is_dir():
+        return []
+    return [
+        p
+        for p in run.path.iterdir()
+        if p.is_dir() and p.name.startswith(("fold-", "fraction-")) and (p / "config.json").exists()
+    ]
+
+
+def clear_run_folder(out: str | os.PathLike[str]) -> None:
+    """``--restart``: remove the run in ``out`` (checked by :func:`check_run_folder`)."""
+    path = Path(out)
+    if path.is_dir():
+        shutil.rmtree(path)
 
 
 def resolved_config(

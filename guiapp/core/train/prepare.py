@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import errors
 from ..errors import UserError
 from ..pipeline import AugmentSpec, BatchPipeline, SplitSpec
 from ..store import Dataset
@@ -167,18 +168,14 @@ def _restore(
     """The position to start at and, with ``resume``, the checkpoint's variable values."""
     if resume:
         if not run.config.exists():
-            raise UserError(
-                f"{run.path}: there is no run to resume here (no config.json). Start it without --resume"
-            )
+            raise errors.nothing_to_resume(run.path)
         old = run.read_json("config.json")
         if old.get("identity") != cfg.identity():
-            raise UserError(
-                f"{run.path}: this run was started with other data, model or settings; resume it with the same options, or start a new run with another --out"
-            )
+            raise errors.run_settings_differ(run.path, cfg.differences(old.get("config", {})))
+        if not run.checkpoint.exists():
+            return RunState(), None  # stopped before its first checkpoint: start at step 0
         model_vals, opt_vals, position = load_checkpoint(run.checkpoint)
         return RunState.from_position(position), (model_vals, opt_vals)
     if chief and run.config.exists():
-        raise UserError(
-            f"{run.path}: a run already exists there. Resume it with --resume or choose another --out"
-        )
+        raise errors.run_exists(run.path)
     return RunState(), None
