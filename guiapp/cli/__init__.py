@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
 import sys
 import traceback
@@ -49,8 +50,22 @@ def write_crash_log(exc: BaseException) -> Path | None:
         return None
 
 
+def finite_json(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float replaced by None (JSON's null): standard JSON
+    has no NaN or Infinity, and other programs' parsers refuse them."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_json(v) for v in obj]
+    return obj
+
+
 def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+    """One JSON document on stdout, standard JSON only (no NaN/Infinity tokens)."""
+    text = json.dumps(finite_json(obj), indent=2, default=str, allow_nan=False)
+    sys.stdout.write(text + "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -28,8 +28,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rep.to_json())
     else:
-        for line in rep.checked:
-            sys.stdout.write(f"ok    {line}\n")
+        for result in rep.results:
+            sys.stdout.write(f"{'ok' if result.ok else 'FAIL':<6}{result.name}\n")
     if rep.problems:
         for p in rep.problems:
             sys.stderr.write(f"guiapp check: {p}\n")

@@ -35,6 +35,12 @@ def register(sub: Any) -> None:
     s.add_argument("--augment", default=None, help="augmentation spec: SPEC.json or inline JSON")
     s.add_argument("--params", default=None, help="generator parameters as a JSON object")
     s.add_argument("--shard-rows", type=int, default=None, help="rows per shard")
+    s.add_argument(
+        "--on-nonfinite",
+        default="error",
+        choices=["error", "skip"],
+        help="rows holding NaN/Inf: refuse them (default) or drop them, counted in the provenance",
+    )
     s.add_argument("--events", default=None, help="'-' to print JSON-line events on stdout")
     s.add_argument("--plan", action="store_true", help="print the plan and write nothing")
     s.add_argument("--resume", action="store_true", help="finish an unfinished dataset")
@@ -73,6 +79,7 @@ def _config(args: argparse.Namespace) -> Any:
         params=params,
         augment=load_spec(args.augment),
         shard_rows=args.shard_rows,
+        on_nonfinite=args.on_nonfinite,
     )
 
 
@@ -101,11 +108,14 @@ class _HumanProgress:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    from ..core.errors import check_writable_output
     from ..core.events import CancelToken, EventSink
     from ..core.generate import events_log_path, generate, plan_generation
+    from ..core.generate.job import plan_does_not_fit
 
     cfg = _config(args)
     out = Path(args.out)
+    check_writable_output(out, folder=False, option="output path")
     to_stdout = args.events == "-"
     if args.plan:
         plan = plan_generation(cfg, out, args.workers, resume=args.resume)
@@ -113,6 +123,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
             EventSink(sys.stdout).emit("plan", **plan.to_json())
         else:
             sys.stdout.write(plan.text() + "\n")
+        if plan.bytes_needed > plan.free_bytes:
+            raise plan_does_not_fit(plan, out.absolute())
         return 0
     token = CancelToken()
     token.install_signal_handlers()

@@ -103,3 +103,37 @@ def atomic_write_text(
 ) -> None:
     """Replace ``target`` with UTF-8 ``text`` atomically."""
     atomic_write_bytes(target, text.encode("utf-8"), keep_backup=keep_backup)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id runs on this machine (ours or another user's)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temps(target: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporary files (:func:`temp_path_for`) of ``target`` that processes no
+    longer running left behind (a SIGKILL during a write); return what was removed."""
+    target = Path(target)
+    removed: list[Path] = []
+    prefix = f".{target.name}.tmp-"
+    try:
+        entries = list(target.parent.iterdir())
+    except OSError:
+        return removed
+    for p in entries:
+        if not p.name.startswith(prefix):
+            continue
+        pid = p.name[len(prefix) :]
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
+            with contextlib.suppress(OSError):
+                p.unlink()
+                removed.append(p)
+    return removed

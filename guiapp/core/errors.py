@@ -155,21 +155,21 @@ def not_enough_space(folder: str | os.PathLike[str], needed: int, free: int, fix
     )
 
 
-def unwritable_output(path: str | os.PathLike[str], why: str, option: str = "out") -> UserError:
-    return FileError(path, f"cannot be written ({why})", f"Choose another --{option}")
+def unwritable_output(path: str | os.PathLike[str], why: str, option: str = "--out") -> UserError:
+    return FileError(path, f"cannot be written ({why})", f"Choose another {option}")
 
 
 def check_writable_output(
-    path: str | os.PathLike[str], *, folder: bool, option: str = "out"
+    path: str | os.PathLike[str], *, folder: bool, option: str = "--out"
 ) -> None:
     """``path`` can be created (or, for a folder, written into): the right kind of thing is
     there or nothing is, and the nearest existing folder above it accepts new files."""
     p = Path(path).absolute()
     if p.exists():
         if folder and not p.is_dir():
-            raise FileError(p, "is a file, not a folder", f"Give a folder as --{option}")
+            raise FileError(p, "is a file, not a folder", f"Give a folder as {option}")
         if not folder and p.is_dir():
-            raise FileError(p, "is a folder", f"Give a file name like NAME.h5 as --{option}")
+            raise FileError(p, "is a folder", f"Give a file name like NAME.h5 as {option}")
     top = p if folder and p.is_dir() else p.parent
     while not top.exists() and top != top.parent:
         top = top.parent
@@ -215,10 +215,11 @@ def nonfinite_values(path: str | os.PathLike[str], count: int, first: str = "") 
     )
 
 
-def nonfinite_generated(where: str, count: int, first: str) -> UserError:
+def nonfinite_generated(where: str, count: int, rows: int, first: str) -> UserError:
     return UserError(
-        f"{where}: produced {count} NaN/Inf value(s), first at {first}. Fix the generator, "
-        "or pass --on-nonfinite skip to drop those rows (counted in the provenance)"
+        f"{where}: produced {count} NaN/Inf value(s) in {rows} rows, first at "
+        f"{first}. Fix the generator, or pass --on-nonfinite skip (with --overwrite) to drop "
+        "such rows, counted in the dataset's provenance"
     )
 
 

@@ -16,9 +16,11 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+import h5py
 import numpy as np
 
-from ..errors import DatasetError, UserError
+from ..atomic import remove_stale_temps
+from ..errors import DatasetError, UserError, not_enough_space
 from ..events import EventSink, RateMeter
 from ..provenance import versions
 from ..store import remove_dataset, shard_dir
@@ -106,6 +108,7 @@ class GenerationJob:
         self.overwrite = overwrite
         self.progress_every_s = progress_every_s
         self.row_bytes = row_nbytes(cfg.sample_shape, np.dtype(cfg.dtype)) + LABEL_DTYPE.itemsize
+        self.skipped: dict[int, int] = {}  # shard -> rows with NaN/Inf dropped (skip)
 
     # -- setup -------------------------------------------------------------------
     def _prepare(self) -> tuple[Plan, dict[int, ShardMeta], dict[str, Any]]:
@@ -124,12 +127,7 @@ class GenerationJob:
         kept = sealed_shards(path, cfg)
         plan = make_plan(cfg, path, self.workers, set(kept))
         if plan.bytes_needed > plan.free_bytes:
-            gib = 2**30
-            raise UserError(
-                f"{path.parent}: not enough free disk space: the dataset needs "
-                f"{plan.bytes_needed / gib:.2f} GiB more, {plan.free_bytes / gib:.2f} GiB are free. "
-                "Free some space, choose another folder, or generate fewer rows"
-            )
+            raise plan_does_not_fit(plan, path)
         prov = {
             "generator": cfg.generator,
             "generator_file": cfg.file,
@@ -149,6 +147,7 @@ class GenerationJob:
         path = self.path
         path.parent.mkdir(parents=True, exist_ok=True)
         with DatasetLock(path, shared=False):
+            remove_stale_temps(path)  # an index write of a killed job
             plan, kept, prov = self._prepare()
             cfg = self.cfg
             self.metas = {
@@ -157,6 +156,7 @@ class GenerationJob:
             self.parts = {
                 k: GenStats.read_from(m.path, cfg.sample_shape, cfg.dtype) for k, m in kept.items()
             }
+            self.skipped = {k: skipped_rows(m.path) for k, m in kept.items()}
             self.header = DatasetHeader(
                 uuid=cfg.uuid,
                 sample_shape=cfg.sample_shape,
@@ -174,6 +174,8 @@ class GenerationJob:
 
     def _write_index(self) -> None:
         metas = [self.metas[k] for k in sorted(self.metas)]
+        if self.cfg.on_nonfinite == "skip":
+            self.header.provenance["nonfinite_rows_skipped"] = sum(self.skipped.values())
         stats = merged(self.parts.values(), self.cfg.sample_shape, self.cfg.dtype).summary()
         stats["shards_covered"] = len(self.parts)
         self.header.statistics = stats
@@ -233,6 +235,7 @@ class GenerationJob:
                 if kind == "rows":
                     written[msg["shard"]] = msg["written"]
                 elif kind == "sealed":
+                    self.skipped[int(msg["shard"])] = int(msg.get("skipped", 0))
                     self._sealed(int(msg["shard"]))
                     last = 0.0  # report each sealed shard at once
                 elif kind == "error":
@@ -290,6 +293,21 @@ class GenerationJob:
             return {"status": "stopped", **result}
         self.sink.emit("finished", **result)
         return {"status": "finished", **result}
+
+
+def skipped_rows(shard: Path) -> int:
+    """Rows with NaN/Inf that the generator of a sealed shard dropped (``skip``)."""
+    with h5py.File(shard, "r", locking=False) as f:
+        return int(f.attrs.get(worker.SKIPPED_ATTR, 0))
+
+
+def plan_does_not_fit(plan: Plan, path: Path) -> UserError:
+    return not_enough_space(
+        path.parent,
+        plan.bytes_needed,
+        plan.free_bytes,
+        "Free some space, choose another folder, or generate fewer rows",
+    )
 
 
 def generate(cfg: GenConfig, path: str | Path, **kw: Any) -> dict[str, Any]:

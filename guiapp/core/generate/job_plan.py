@@ -14,10 +14,10 @@ from typing import Any
 import h5py
 import numpy as np
 
-from ..errors import DatasetError, UserError
+from ..errors import DatasetError, UserError, nonfinite_generated
 from ..store.format import LABEL_DTYPE, row_nbytes, shard_dir, shard_relpath
 from ..store.shard_meta import ShardMeta, read_shard_meta
-from .spec import GenConfig, Source
+from .spec import GenConfig, Source, nonfinite_rows
 
 SHARD_OVERHEAD_BYTES = 32768  # HDF5 headers, attributes and statistics of one shard
 
@@ -63,6 +63,8 @@ class Plan:
             f"{self.workers} worker(s)",
             f"time        about {self.estimated_s:,.0f} s",
         ]
+        if self.bytes_needed > self.free_bytes:
+            lines[-2:] = ["fits        no: not enough free disk space (speed not measured)"]
         if self.kept_shards:
             lines.insert(
                 2, f"resume      {self.kept_shards} shard(s) done, {self.todo_shards} to do"
@@ -70,15 +72,26 @@ class Plan:
         return "\n".join(lines)
 
 
+MEASURE_BYTES = 64 << 20  # the trial batch stays this small whatever the sample size
+
+
 def measure_rate(cfg: GenConfig) -> float:
-    """Rows per second of one worker, from a quick run of the generator (also checks it)."""
+    """Rows per second of one worker, from a quick run of the generator (also checks it,
+    NaN/Inf included, so a generator that makes them is refused before anything is written)."""
     source = Source(cfg)
     rng = np.random.default_rng([cfg.seed, 2**32])  # not a shard's stream
-    n = int(min(cfg.chunk_rows, cfg.n, 4096))
+    per = max(1, row_nbytes(cfg.sample_shape, np.dtype(cfg.dtype)))
+    n = int(max(1, min(cfg.chunk_rows, cfg.n, 4096, MEASURE_BYTES // per)))
     source.batch(rng, min(n, 64))  # warm-up: imports, caches (kmer1d's genomes)
     t = time.perf_counter()
-    source.batch(rng, n)
-    return n / max(time.perf_counter() - t, 1e-6)
+    x, _ = source.batch(rng, n)
+    rate = n / max(time.perf_counter() - t, 1e-6)
+    bad = nonfinite_rows(x)
+    if bad is not None and cfg.on_nonfinite != "skip":
+        count = int(x.size - np.count_nonzero(np.isfinite(x)))
+        at = f"row {int(np.flatnonzero(bad)[0])} of a trial batch (nothing was written)"
+        raise nonfinite_generated(source.where, count, n, at)
+    return rate
 
 
 def make_plan(cfg: GenConfig, path: Path, workers: int, kept: set[int]) -> Plan:
@@ -90,7 +103,8 @@ def make_plan(cfg: GenConfig, path: Path, workers: int, kept: set[int]) -> Plan:
     todo_rows = cfg.n - done_rows
     needed = total - sum(shard_file_bytes(cfg, cfg.rows_of(k)) for k in kept)
     folder = path.parent if path.parent.exists() else Path.cwd()
-    rate = measure_rate(cfg) if todo else 0.0
+    free = shutil.disk_usage(folder).free
+    rate = measure_rate(cfg) if todo and needed <= free else 0.0  # no trial when it cannot fit
     parallel = max(1, min(workers, len(todo), os.cpu_count() or 1))
     est = todo_rows / (rate * parallel) * 1.15 + (1.0 if todo else 0.0) if rate else 0.0
     return Plan(
@@ -104,7 +118,7 @@ def make_plan(cfg: GenConfig, path: Path, workers: int, kept: set[int]) -> Plan:
         todo_rows=todo_rows,
         bytes_total=total,
         bytes_needed=needed,
-        free_bytes=shutil.disk_usage(folder).free,
+        free_bytes=free,
         workers=workers,
         measured_rows_per_s=round(rate, 1),
         estimated_s=round(est, 1),

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..augment.offline import Augmenter
-from ..errors import UserError
+from ..errors import OptionError, UserError, check_seed, nonfinite_generated
 from ..store.format import SAMPLE_DTYPES, row_nbytes
+from ..units import human_bytes
 from . import kmer1d, patterns2d, user
 
 BUILTIN = {"patterns2d": patterns2d, "kmer1d": kmer1d}
@@ -31,6 +32,12 @@ BUILTIN_DEFAULTS = {
 #: Bumped whenever a built-in generator's output for the same config changes.
 ALGORITHM_VERSION = 1
 CHUNK_BYTES = 16 << 20
+#: The largest sample a dataset may hold: generation holds a chunk of at least 256 of them.
+MAX_SAMPLE_BYTES = 64 << 20
+#: What to do with rows holding NaN/Inf: refuse them (the default) or drop them and count.
+NONFINITE_POLICIES = ("error", "skip")
+#: With ``skip``, a shard gives up once it has dropped this many times its own rows.
+MAX_SKIP_FACTOR = 10
 UUID_NAMESPACE = uuidlib.UUID("6c1b1a52-8f0e-4f0e-9a64-3f1c2f7b9d10")
 
 
@@ -52,9 +59,10 @@ class GenConfig:
     class_names: list[str] = field(default_factory=list)
     file: str | None = None
     file_sha256: str | None = None
+    on_nonfinite: str = "error"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "generator": self.generator,
             "file": self.file,
             "file_sha256": self.file_sha256,
@@ -70,6 +78,9 @@ class GenConfig:
             "algorithm": ALGORITHM_VERSION,
             "numpy": ".".join(np.__version__.split(".")[:2]),
         }
+        if self.on_nonfinite != "error":  # the default is left out: configs stay as they were
+            out["on_nonfinite"] = self.on_nonfinite
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> GenConfig:
@@ -86,6 +97,7 @@ class GenConfig:
             class_names=list(d["class_names"]),
             file=d["file"],
             file_sha256=d["file_sha256"],
+            on_nonfinite=str(d.get("on_nonfinite", "error")),
         )
 
     @property
@@ -119,14 +131,25 @@ def resolve_config(
     params: dict[str, Any] | None = None,
     augment: dict[str, Any] | None = None,
     shard_rows: int | None = None,
+    on_nonfinite: str = "error",
 ) -> GenConfig:
     """Fill in defaults and check everything that can be checked before running anything."""
     from ..store.format import default_capacity
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise UserError(f"--n {n!r}: give the number of rows to generate (at least 1)")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise UserError(f"--seed {seed!r}: give a non-negative integer")
+    check_seed(seed)
+    if on_nonfinite not in NONFINITE_POLICIES:
+        raise OptionError("on-nonfinite", on_nonfinite, "unknown policy", "use error or skip")
+    if classes is not None and (isinstance(classes, bool) or classes < 1):
+        raise OptionError("classes", classes, "a dataset needs at least 1 class", "give 1..65535")
+    if shard_rows is not None and (isinstance(shard_rows, bool) or shard_rows < 1):
+        raise OptionError(
+            "shard-rows",
+            shard_rows,
+            "a shard holds at least 1 row",
+            "give e.g. 4096, or leave it out",
+        )
     params = dict(params or {})
     is_file = generator not in BUILTIN
     if is_file and not generator.endswith(".py"):
@@ -141,6 +164,14 @@ def resolve_config(
     dtype = str(dtype or params.pop("dtype", None) or base["dtype"])
     if dtype not in SAMPLE_DTYPES:
         raise UserError(f"--dtype {dtype}: not supported; use one of {', '.join(SAMPLE_DTYPES)}")
+    if row_nbytes(shape, np.dtype(dtype)) > MAX_SAMPLE_BYTES:
+        raise OptionError(
+            "shape",
+            "x".join(map(str, shape)),
+            f"one {dtype} sample of this shape is {human_bytes(row_nbytes(shape, np.dtype(dtype)))}, "
+            f"more than the {human_bytes(MAX_SAMPLE_BYTES)} a sample may be",
+            "give a smaller shape",
+        )
     classes = int(classes or params.pop("classes", None) or 5)
     if not 1 <= classes <= 65535:
         raise UserError(f"--classes {classes}: give an integer in 1..65535")
@@ -178,7 +209,19 @@ def resolve_config(
         class_names=names,
         file=file,
         file_sha256=digest,
+        on_nonfinite=on_nonfinite,
     )
+
+
+def nonfinite_rows(x: np.ndarray) -> np.ndarray | None:
+    """A mask of the rows holding NaN/Inf, or None when every value is finite (cheap then)."""
+    if x.dtype.kind != "f" or x.size == 0:
+        return None
+    flat = x.reshape(len(x), -1)
+    if np.isfinite(flat.min()) and np.isfinite(flat.max()):
+        return None
+    bad: np.ndarray = ~np.isfinite(flat).all(axis=1)
+    return bad if bad.any() else None
 
 
 class Source:
@@ -196,6 +239,7 @@ class Source:
                     "Rerun the command"
                 )
             self._fn = user.load(cfg.file)
+        self.skipped = 0  # rows with NaN/Inf dropped from the last shard (``skip``)
 
     def _generate(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
         cfg = self.cfg
@@ -216,11 +260,41 @@ class Source:
         keep = rng.permutation(len(x))[:n]
         return x[keep].astype(self.dtype, copy=False), y[keep]
 
+    @property
+    def where(self) -> str:
+        return self.cfg.file or f"generator {self.cfg.generator}"
+
+    def refuse_nonfinite(self, x: np.ndarray, bad: np.ndarray, first_row: int, k: int) -> None:
+        count = int(x.size - np.count_nonzero(np.isfinite(x)))
+        at = f"row {first_row + int(np.flatnonzero(bad)[0])} (shard {k})"
+        raise nonfinite_generated(self.where, count, len(x), at)
+
     def shard(self, k: int, rows: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Shard ``k``'s rows, chunk by chunk: a pure function of (config, seed, k)."""
+        """Shard ``k``'s rows, chunk by chunk: a pure function of (config, seed, k).
+
+        Rows holding NaN/Inf are refused (``on_nonfinite="error"``) or dropped and drawn
+        again from the same stream (``"skip"``; :attr:`skipped` counts them). Without such
+        rows the stream of calls, and so every byte, is the same under either policy.
+        """
         cfg = self.cfg
         rows = cfg.rows_of(k) if rows is None else rows
         rng = np.random.default_rng([cfg.seed, k])
         chunk = cfg.chunk_rows
-        for at in range(0, rows, chunk):
-            yield self.batch(rng, min(chunk, rows - at))
+        self.skipped = 0
+        done = 0
+        while done < rows:
+            x, y = self.batch(rng, min(chunk, rows - done))
+            bad = nonfinite_rows(x)
+            if bad is not None:
+                if cfg.on_nonfinite != "skip":
+                    self.refuse_nonfinite(x, bad, k * cfg.shard_rows + done, k)
+                self.skipped += int(bad.sum())
+                if self.skipped > MAX_SKIP_FACTOR * max(rows, chunk):
+                    raise UserError(
+                        f"{self.where}: gave up on shard {k}: {self.skipped} of its rows held "
+                        "NaN/Inf and were skipped. Fix the generator"
+                    )
+                x, y = x[~bad], y[~bad]
+            done += len(x)
+            if len(x):
+                yield x, y

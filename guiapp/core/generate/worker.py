@@ -10,55 +10,30 @@ it commits at least every ``COMMIT_ROWS`` rows, so a stop or crash loses little.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
-import re
 import signal
 import traceback
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
+import h5py
+import numpy as np
+
+from ..errors import UserError, disk_error
 from ..store import ShardWriter
 from ..store.format import COMMIT_ROWS, shard_relpath
 from ..store.lock import DatasetLock
 from ..store.stats import GenStats
 from .spec import GenConfig, Source
 
-DISK_ERRNOS = {
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is exceeded",
-    errno.EFBIG: "the file grew past the size limit (file too large)",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "operation not permitted",
-    errno.EROFS: "the file system is read-only",
-}
-
-
-def os_error_code(exc: BaseException) -> int | None:
-    """errno of an OSError, also when HDF5 only mentions it in its message."""
-    code = getattr(exc, "errno", None)
-    if isinstance(code, int) and code:
-        return code
-    m = re.search(r"errno = (\d+)", str(exc))
-    return int(m.group(1)) if m else None
+SKIPPED_ATTR = "nonfinite_skipped"  # rows with NaN/Inf a shard's generator dropped (skip)
 
 
 def disk_error_message(path: Path, exc: BaseException) -> str | None:
-    code = os_error_code(exc)
-    if code not in DISK_ERRNOS:
-        return None
-    fix = (
-        "Free some space"
-        if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
-        else "Fix the folder's permissions"
-    )
-    return (
-        f"{path}: {DISK_ERRNOS[code]} ({os.strerror(code)}) while writing. The dataset keeps "
-        f"every committed row; {fix.lower()} and rerun the same command with --resume"
-    )
+    err = disk_error(path, exc, resume="rerun the same command with --resume")
+    return None if err is None else f"{err}. The dataset keeps every committed row"
 
 
 class Worker:
@@ -118,6 +93,9 @@ class Worker:
                     self.send("rows", shard=k, written=w.written, committed=w.committed)
                     return False
             stats.write_to(path)
+            if cfg.on_nonfinite == "skip":
+                with h5py.File(path, "r+") as f:
+                    f.attrs[SKIPPED_ATTR] = np.int64(source.skipped)
             w.finish()
         except OSError as exc:
             with contextlib.suppress(Exception):
@@ -127,7 +105,7 @@ class Worker:
             with contextlib.suppress(Exception):
                 w.close()
             raise
-        self.send("sealed", shard=k)
+        self.send("sealed", shard=k, skipped=source.skipped)
         return True
 
 

@@ -142,7 +142,13 @@ def read_shard_meta(path: Path, *, expect_uuid: str | None = None) -> ShardMeta:
 
 
 def check_shard_size(meta: ShardMeta) -> None:
-    """A contiguous shard must be long enough to hold its full capacity."""
+    """A shard commits at most its capacity; a contiguous one is long enough to hold it."""
+    if not 0 <= meta.committed <= meta.capacity:
+        raise DatasetError(
+            meta.path,
+            f"says {meta.committed} rows are committed but holds only {meta.capacity}",
+            "The manifest is damaged: restore the dataset or regenerate it",
+        )
     if meta.x_offset is None or meta.y_offset is None:
         return
     need = max(
