@@ -140,7 +140,7 @@ def disk_error(
         fix = f"Fix the folder's permissions or choose another, then {resume}"
     return DiskError(
         path,
-        f"{DISK_ERRNOS[code]} ({os.strerror(code)}) while writing, {free_space_text(path)}",
+        f"{DISK_ERRNOS[code]} while writing, {free_space_text(path)}",
         fix,
     )
 

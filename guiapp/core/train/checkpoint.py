@@ -18,7 +18,7 @@ import numpy as np
 import xxhash
 
 from ..atomic import atomic_path
-from ..errors import UserError, checkpoint_damaged
+from ..errors import UserError, checkpoint_damaged, disk_error
 
 FORMAT = "guiapp-checkpoint"
 HASH_NAME = "xxh3_128"
@@ -43,6 +43,23 @@ def save_checkpoint(
     path.parent.mkdir(parents=True, exist_ok=True)
     groups = [[np.asarray(v.numpy()) for v in vs] for vs in (model_vars, opt_vars)]
     position_json = json.dumps(position, default=float)
+    try:
+        _write(path, variables=(model_vars, opt_vars), groups=groups, position_json=position_json)
+    except (OSError, RuntimeError) as exc:  # h5py reports a failed extend as RuntimeError
+        err = disk_error(path, exc, resume="rerun the same command with --resume")
+        if err is None:
+            raise
+        raise err from None
+
+
+def _write(
+    path: Path,
+    *,
+    variables: tuple[list[Any], list[Any]],
+    groups: list[list[np.ndarray]],
+    position_json: str,
+) -> None:
+    model_vars, opt_vars = variables
     with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
         f.attrs["format"] = FORMAT
         f.attrs["position"] = position_json
