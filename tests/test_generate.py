@@ -179,7 +179,7 @@ def test_resume_with_other_config_names_the_difference(
 
 def test_plan_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "sub" / "p.h5"
-    r = guiapp("generate", out, "--n", 10**9, "--plan")
+    r = guiapp("generate", out, "--n", 10**6, "--plan")
     assert r.returncode == 0, r.stderr
     assert "shard(s)" in r.stdout and "GiB" in r.stdout and "rows/s" in r.stdout
     r = guiapp("generate", out, "--generator", "kmer1d", "--n", 10**6, "--plan", "--events", "-")
@@ -187,9 +187,12 @@ def test_plan_writes_nothing(tmp_path: Path) -> None:
     assert plan["event"] == "plan" and plan["shards"] == 1 and plan["estimated_s"] > 0
     assert plan["bytes_total"] > 10**6 * 256
     assert list(tmp_path.iterdir()) == []
-    r = guiapp("generate", out, "--n", 10**12)
+    r = guiapp("generate", out, "--n", 10**13)
     assert r.returncode == 2 and "not enough free disk space" in r.stderr
     assert not out.exists()
+    r = guiapp("generate", out, "--n", 10**13, "--plan")  # the plan says so too, and fails
+    assert r.returncode == 2 and "not enough free disk space" in r.stderr
+    assert "fits        no" in r.stdout and list(tmp_path.iterdir()) == []
 
 
 USER_OK = """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -108,7 +109,7 @@ class _HumanProgress:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from ..core.errors import check_writable_output
+    from ..core.errors import UserError, check_writable_output
     from ..core.events import CancelToken, EventSink
     from ..core.generate import events_log_path, generate, plan_generation
     from ..core.generate.job import plan_does_not_fit
@@ -129,17 +130,25 @@ def cmd_generate(args: argparse.Namespace) -> int:
     token = CancelToken()
     token.install_signal_handlers()
     token.watch_stdin()
-    out.absolute().parent.mkdir(parents=True, exist_ok=True)
+    folder = out.absolute().parent
+    made = [p for p in (folder, *folder.parents) if not p.exists()]  # deepest first
+    folder.mkdir(parents=True, exist_ok=True)
     sink = EventSink(sys.stdout if to_stdout else None, events_log_path(out.absolute()))
     if not to_stdout:
         sink.listeners.append(_HumanProgress())
-    generate(
-        cfg,
-        out,
-        workers=args.workers,
-        sink=sink,
-        cancel=token,
-        resume=args.resume,
-        overwrite=args.overwrite,
-    )
+    try:
+        generate(
+            cfg,
+            out,
+            workers=args.workers,
+            sink=sink,
+            cancel=token,
+            resume=args.resume,
+            overwrite=args.overwrite,
+        )
+    except UserError:
+        for p in made:  # a refused job leaves no empty folders of its own behind
+            with contextlib.suppress(OSError):
+                p.rmdir()
+        raise
     return 0
