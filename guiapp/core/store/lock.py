@@ -96,22 +96,27 @@ def _same_file(fd: int, path: Path) -> bool:
     return (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino)
 
 
-def writer_active(index_path: Path) -> bool:
+def writer_active(index_path: Path, *, tries: int = 5) -> bool:
     """Whether a job (or a worker of one) holds the dataset's lock now. Creates nothing.
 
-    It takes the lock exclusively for an instant when nobody holds it; a job starting at
-    that moment waits a tenth of a second for it.
+    It takes the lock exclusively for an instant when nobody holds it (a job starting at
+    that moment waits a tenth of a second); it asks ``tries`` times, 50 ms apart, so that
+    another reader's instant is not taken for a writer.
     """
     if fcntl is None:
         return False
-    try:
-        fd = os.open(lock_path(Path(index_path)), os.O_RDONLY)
-    except OSError:
-        return False  # no lock file: no job
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    for attempt in range(tries):
+        try:
+            fd = os.open(lock_path(Path(index_path)), os.O_RDONLY)
+        except OSError:
+            return False  # no lock file: no job
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return False
+        except BlockingIOError:
+            pass
+        finally:
+            os.close(fd)
+        if attempt + 1 < tries:
+            time.sleep(0.05)
+    return True

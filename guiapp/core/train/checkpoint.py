@@ -59,17 +59,14 @@ def _write(
     groups: list[list[np.ndarray]],
     position_json: str,
 ) -> None:
-    model_vars, opt_vars = variables
     with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
         f.attrs["format"] = FORMAT
         f.attrs["position"] = position_json
         f.attrs["content_hash"] = _hash(position_json, groups)
-        for group, variables, values in zip(
-            ("model", "optimizer"), (model_vars, opt_vars), groups, strict=True
-        ):
+        for group, vars_, values in zip(("model", "optimizer"), variables, groups, strict=True):
             g = f.create_group(group)
             g.attrs["count"] = len(values)
-            for i, (v, a) in enumerate(zip(variables, values, strict=True)):
+            for i, (v, a) in enumerate(zip(vars_, values, strict=True)):
                 d = g.create_dataset(str(i), data=a)
                 d.attrs["name"] = str(getattr(v, "path", getattr(v, "name", i)))
 
