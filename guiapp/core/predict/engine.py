@@ -78,6 +78,20 @@ def make_heads(model: Any, strategy: Any, top_k: int) -> Heads:
     return many
 
 
+def heads_from_predict(predict: Any, top_k: int) -> Heads:
+    """Heads around a compiled forward pass ``predict(x)`` (the training runner's)."""
+    import tensorflow as tf
+
+    def heads(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        p = tf.cast(predict(x), tf.float32)
+        if int(p.shape[-1]) == 1:
+            p = tf.concat([1.0 - p, p], axis=-1)
+        top_p, top_c = tf.math.top_k(p, k=top_k, sorted=True)
+        return p.numpy(), top_c.numpy(), top_p.numpy(), np.asarray(y)
+
+    return heads
+
+
 def predict_into(
     table: TableWriter,
     pipe: BatchPipeline,

@@ -68,6 +68,8 @@ def export_model(
 
     source = resolve_model(run, which)
     target = Path(out) if out else default_out(source.run_dir or source.path.parent, fmt)
+    if fmt == "keras" and target.suffix != ".keras":
+        raise UserError(f"--out {target}: a Keras model file must end in .keras")
     target.parent.mkdir(parents=True, exist_ok=True)
     model = keras.saving.load_model(source.path, safe_mode=True, compile=False)
     x = check_rows(source, model, rows)

@@ -91,7 +91,7 @@ def open_input(
         raise UserError(
             f"{data}: the model's class names are unknown; give its run folder or --class-names"
         )
-    options = {"format": guess_format(data, cfg.input.get("format")), **cfg.input}
+    options = {**cfg.input, "format": guess_format(data, cfg.input.get("format"))}
     shape = source.dataset.get("sample_shape") or []
     if len(shape) == 1 and options.get("length") is None:
         options["length"] = int(shape[0])  # pad or cut rows to the model's input length
