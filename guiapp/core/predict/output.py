@@ -141,3 +141,48 @@ def select_rows(
 def cell_rows(path: str | os.PathLike[str], true_class: int, pred_class: int) -> np.ndarray:
     """The dataset rows of confusion cell (true, predicted), most confident first."""
     return select_rows(path, PredictionFilter(true_class=true_class, pred_class=pred_class))[0]
+
+
+class PredictionLookup:
+    """The predictions of given dataset rows, read only for those rows (any table size).
+
+    A table of every row (``split`` all) is indexed by the row itself; any other table
+    finds positions by binary search in its sorted ``row`` column, read on first use.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.table = PredictionTable(path)
+        self._rows: np.ndarray | None = None
+        self.identity_rows = self.table.attrs.get("split") == "all"
+
+    def positions(self, rows: np.ndarray) -> np.ndarray:
+        """Table positions of ``rows`` (``-1`` where the table has no prediction)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        n = self.table.committed
+        if self.identity_rows:
+            return np.where((rows >= 0) & (rows < n), rows, -1)
+        if self._rows is None:
+            self._rows = self.table.read("row")
+        at = np.searchsorted(self._rows, rows)
+        ok = (at < n) & (self._rows[np.minimum(at, max(0, n - 1))] == rows) if n else at < 0
+        return np.where(ok, at, -1)
+
+    def lookup(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Columns (label when known, pred, prob, topk_class, topk_prob) of ``rows``;
+        ``found`` marks the rows the table holds."""
+        pos = self.positions(rows)
+        found = pos >= 0
+        out: dict[str, np.ndarray] = {"found": found}
+        names = ["pred", "prob", "topk_class", "topk_prob"]
+        if self.table.has_labels:
+            names.append("label")
+        if not found.any():
+            return out
+        p = pos[found]
+        lo, hi = int(p.min()), int(p.max()) + 1
+        for name in names:
+            span = self.table.read(name, lo, hi)  # the visible rows lie close together
+            full = np.zeros((len(rows), *span.shape[1:]), span.dtype)
+            full[found] = span[p - lo]
+            out[name] = full
+        return out

@@ -1,7 +1,8 @@
 """The Runs page: every run of the project, their curves side by side, and their evaluation.
 
-Run folders are read on a worker thread (:func:`read_run`); clicking a confusion cell
-opens that class's validation samples in the Browser (``show_samples``).
+Run folders are read on a worker thread (:func:`read_run`); clicking confusion cell
+(true i, predicted j) opens exactly that cell's rows in the Browser, most confident first,
+read from the run's ``predictions.h5`` (``show_samples``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import format_eta, format_rate
 from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.runs.confusion_view import ConfusionView
-from guiapp.ui.pages.runs.run_files import class_rows, read_run
+from guiapp.ui.pages.runs.run_files import cell_rows, class_rows, predictions_file, read_run
 from guiapp.ui.widgets.tables import table
 
 COLORS = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189)]
@@ -44,8 +45,8 @@ class RunsPage(Page):
     )
     icon = SP.SP_FileDialogListView
     COLUMNS = ("Run", "Status", "Dataset", "Model", "Best val acc", "Duration", "Rows/s")
-    #: rows, title, dataset path: the window shows them in the Browser
-    show_samples = Signal(object, str, str)
+    #: rows, title, dataset path, predictions file: the window shows them in the Browser
+    show_samples = Signal(object, str, str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -233,16 +234,17 @@ class RunsPage(Page):
                 self.report.setItem(r, col, item)
         self.summary.setText(
             f"{report.get('split', 'val')} split: accuracy {report.get('accuracy', 0):.4f}, "
-            f"macro F1 {report.get('macro_f1', 0):.4f}. Click a cell to browse that class's "
-            "validation samples."
+            f"macro F1 {report.get('macro_f1', 0):.4f}. Click a cell to browse exactly its "
+            "samples, most confident first."
         )
 
     # ------------------------------------------------------------------ actions
     def open_cell(self, true_class: int, predicted: int) -> None:
-        """Browse the validation samples of ``true_class``.
+        """Browse exactly the rows of cell (``true_class``, ``predicted``), most confident
+        first, with true and predicted class and probability on each thumbnail.
 
-        Without per-row predictions in the run folder, the Browser shows all validation
-        rows of the true class (a ``guiapp predict`` command would narrow them down).
+        A run from before per-row predictions has no ``predictions.h5``: it shows all
+        validation rows of the true class and says so in the title.
         """
         info = self.current()
         if info is None:
@@ -252,16 +254,22 @@ class RunsPage(Page):
             return
         data = str(Path(self._project.folder if self._project else ".") / data)
         names = self.confusion.names
-        title = f"validation rows of true class {names[true_class]}"
-        if true_class != predicted:
-            title += f" (cell: predicted {names[predicted]})"
+        predictions = predictions_file(info)
+        if predictions.exists():
+            title = f"true {names[true_class]}, predicted {names[predicted]}"
+            title += ", most confident first" if true_class != predicted else ""
+            self.summary.setText(f"Listing {title}…")
+            key = (title, data, str(predictions))
+            self.samples.submit(key, cell_rows, predictions, true_class, predicted)
+            return
+        title = f"validation rows of true class {names[true_class]} (no predictions.h5)"
         self.summary.setText(f"Listing {title}…")
-        self.samples.submit((title, data), class_rows, data, info["config"], true_class)
+        self.samples.submit((title, data, ""), class_rows, data, info["config"], true_class)
 
     def _rows_found(self, key: object, rows: object) -> None:
-        title, data = key  # type: ignore[misc]
-        self.summary.setText(f"{len(rows):,} {title} shown in the Browser.")  # type: ignore[arg-type]
-        self.show_samples.emit(rows, title, data)
+        title, data, predictions = key  # type: ignore[misc]
+        self.summary.setText(f"{len(rows):,} rows ({title}) shown in the Browser.")  # type: ignore[arg-type]
+        self.show_samples.emit(rows, title, data, predictions)
 
     def open_folder(self) -> None:
         info = self.current()
