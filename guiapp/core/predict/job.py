@@ -196,7 +196,12 @@ def run_predict(
     if out.suffix.lower() == ".csv":
         write_csv(path, out)
         os.unlink(path)
-    summary.update(status="finished", out=str(out), elapsed_s=round(time.monotonic() - started, 2))
+    summary.update(
+        status="finished",
+        out=str(out),
+        data=str(ds.path),
+        elapsed_s=round(time.monotonic() - started, 2),
+    )
     sink.emit("finished", job="predict", **summary)
     return summary
 

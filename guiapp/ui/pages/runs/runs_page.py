@@ -7,7 +7,6 @@ read from the run's ``predictions.h5`` (``show_samples``).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,8 @@ from PySide6.QtWidgets import (
 
 from guiapp.core.project import Project
 from guiapp.ui.background import BackgroundCalls
-from guiapp.ui.jobs.cli_job import format_eta, format_rate
+from guiapp.ui.dialogs.predict_dialog import PredictDialog
+from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
 from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.runs.confusion_view import ConfusionView
 from guiapp.ui.pages.runs.run_files import cell_rows, class_rows, predictions_file, read_run
@@ -58,11 +58,14 @@ class RunsPage(Page):
         self.refresh_button = QPushButton("Refresh")
         self.open_button = QPushButton("Open run folder")
         self.export_button = QPushButton("Export model…")
+        self.export_button.setToolTip("keras, SavedModel or TFLite, checked by reloading it")
+        self.predict_button = QPushButton("Predict…")
         self.refresh_button.clicked.connect(self.refresh)
         self.open_button.clicked.connect(self.open_folder)
         self.export_button.clicked.connect(self.export_model)
+        self.predict_button.clicked.connect(self.open_predict_dialog)
         buttons = QHBoxLayout()
-        for b in (self.refresh_button, self.open_button, self.export_button):
+        for b in (self.refresh_button, self.open_button, self.export_button, self.predict_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
         self.curves = pg.PlotWidget()
@@ -184,6 +187,7 @@ class RunsPage(Page):
         self.open_button.setEnabled(info is not None)
         best = Path(info["path"]) / "best.keras" if info else None
         self.export_button.setEnabled(best is not None and best.exists())
+        self.predict_button.setEnabled(best is not None and best.exists())
 
     def _selection_changed(self) -> None:
         self.curves.clear()
@@ -276,21 +280,43 @@ class RunsPage(Page):
         if info is not None:
             QDesktopServices.openUrl(QUrl.fromLocalFile(info["path"]))
 
-    def export_model(self) -> None:
+    def export_model(self) -> CliJob | None:
+        """``guiapp export`` as a job: the format follows the name (.keras, .tflite, or a
+        SavedModel folder); the job reloads the export and compares its predictions."""
         info = self.current()
         if info is None:
-            return
-        best = Path(info["path"]) / "best.keras"
+            return None
         start = str(Path.home() / f"{Path(info['path']).name}.keras")
-        target, _ = QFileDialog.getSaveFileName(
-            self, "Export model", start, "Keras model (*.keras)"
+        target, chosen = QFileDialog.getSaveFileName(
+            self,
+            "Export model",
+            start,
+            "Keras model (*.keras);;TensorFlow Lite (*.tflite);;SavedModel folder (*)",
         )
         if not target:
+            return None
+        fmt = {".keras": "keras", ".tflite": "tflite"}.get(Path(target).suffix, "savedmodel")
+        args = [info["path"], "--format", fmt, "--out", target]
+        job = CliJob(f"export {Path(target).name}", "export", args, events=False)
+        job.finished.connect(lambda ok, msg, job=job: self._exported(ok, msg, job))
+        self.job_started.emit(job)
+        job.start()
+        return job
+
+    def _exported(self, ok: bool, message: str, job: CliJob) -> None:
+        if not ok:
+            QMessageBox.warning(self, "Export model", message)
             return
-        try:
-            shutil.copyfile(best, target)
-        except OSError as exc:
-            QMessageBox.warning(self, "Export model", f"Cannot write {target}: {exc.strerror}")
+        self.summary.setText(f"Exported and checked: {job.output.strip()[:400]}")
+
+    def open_predict_dialog(self) -> PredictDialog:
+        info = self.current()
+        datasets = [(d.name, str(d.path)) for d in self._project.datasets] if self._project else []
+        dialog = PredictDialog(info["path"] if info else "", datasets, self)
+        dialog.job_ready.connect(self.job_started)
+        dialog.open_in_browser.connect(self.show_samples)
+        dialog.show()
+        return dialog
 
 
 def _confusion_csv(path: Path) -> list[list[int]] | None:
