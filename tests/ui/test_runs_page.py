@@ -112,7 +112,7 @@ def test_runs_page_shows_runs_and_opens_a_cell_in_the_browser(
     # each thumbnail says true -> predicted and the probability, in the wrong-colour badge
     browser.predictions.prefetch(np.asarray(shown))
     caption, colour = browser.predictions.annotate(shown[0])
-    assert caption == f"class2→class1 {prob[cell].max():.2f}" and colour.red() > 200
+    assert caption == f"{prob[cell].max():.2f} class2→class1" and colour.red() > 200
 
 
 def test_training_page_reattaches_to_a_run_that_is_still_writing(

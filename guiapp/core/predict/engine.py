@@ -66,10 +66,11 @@ def make_heads(model: Any, strategy: Any, top_k: int) -> Heads:
 
         return one
 
-    @tf.function(reduce_retracing=True)
-    def dist_step(x: Any, y: Any) -> Any:
+    def gathered(x: Any, y: Any) -> Any:
         out = strategy.run(heads, args=(x, y))
         return tuple(strategy.gather(o, axis=0) for o in out)
+
+    dist_step = tf.function(gathered, reduce_retracing=True)
 
     def many(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         p, c, v, yy = dist_step(x, y)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,12 +55,12 @@ class ModelSource:
         return TrainConfig(**known)
 
 
-def resolve_model(value: str | Path, which: str = "best") -> ModelSource:
+def resolve_model(value: str | os.PathLike[str], which: str = "best") -> ModelSource:
     """``RUN_DIR`` (its ``best.keras`` or ``last.keras``) or ``MODEL.keras``. Raises UserError."""
     path = Path(value)
     if path.is_dir():
-        names = ("best.keras", "last.keras") if which == "best" else ("last.keras", "best.keras")
-        model = next((path / n for n in names if (path / n).exists()), None)
+        order = ("best.keras", "last.keras") if which == "best" else ("last.keras", "best.keras")
+        model = next((path / n for n in order if (path / n).exists()), None)
         if model is None:
             raise FileError(
                 path,

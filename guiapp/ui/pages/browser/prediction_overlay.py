@@ -173,15 +173,16 @@ class PredictionOverlay(QWidget):
         return self.names[c] if 0 <= c < len(self.names) else str(c)
 
     def annotate(self, row: int) -> tuple[str, QColor] | None:
-        """``("true → pred p", colour)`` for the grid, or None without a prediction."""
+        """``("p true→pred", colour)`` for the grid (the probability first: a narrow
+        caption elides the names, never the number), or None without a prediction."""
         hit = self._cache.get(row)
         if hit is None or hit[1] < 0:
             return None
         label, pred, prob, _c, _p = hit
         if label < 0:
-            return f"→{self._name(pred)} {prob:.2f}", UNKNOWN
+            return f"{prob:.2f} →{self._name(pred)}", UNKNOWN
         colour = CORRECT if label == pred else WRONG
-        return f"{self._name(label)}→{self._name(pred)} {prob:.2f}", colour
+        return f"{prob:.2f} {self._name(label)}→{self._name(pred)}", colour
 
     def show_detail(self, row: int) -> None:
         """The top-k probabilities of ``row`` under the detail pane."""
