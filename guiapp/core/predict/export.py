@@ -9,9 +9,10 @@
 Each export predicts a few hundred rows of the run's dataset (or seeded random inputs
 when the dataset is gone) and the largest absolute difference from the original model's
 probabilities is reported; it must stay within ``TOLERANCE`` (TFLite reorders float
-arithmetic in its own kernels, so it gets a looser bound). ONNX is not offered: the
-converter (tf2onnx) is not part of this stack and pins older TensorFlow and protobuf
-versions than the ones guiapp ships with (docs/ARCHITECTURE.md, "Predictions").
+arithmetic in its own kernels, so it gets a looser bound). ONNX is not offered: it needs
+three packages this stack does not ship (tf2onnx and onnx to convert, onnxruntime to reload
+and check the export), and tf2onnx has not been tried with TensorFlow 2.21 / Keras 3 here
+(docs/ARCHITECTURE.md, "Decisions measured here").
 """
 
 from __future__ import annotations
