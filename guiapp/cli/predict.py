@@ -7,6 +7,7 @@ import sys
 import time
 from typing import Any
 
+from ..core.errors import UserError
 from ..core.logs import divert_native_stderr
 
 EPILOG = """examples:
@@ -73,6 +74,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         class_names=args.class_names.split(",") if args.class_names else None,
     )
     cfg.check()
+    check_before_tensorflow(cfg)
     sink = EventSink(sys.stdout if args.events == "-" else None)
     if args.events != "-":
         sink.listeners.append(HumanProgress())
@@ -90,6 +92,23 @@ def cmd_predict(args: argparse.Namespace) -> int:
         sink.emit("failed", job="predict", reason=f"{exc}")
         raise
     return 0 if result.get("status") in ("finished", "stopped") else 1
+
+
+def check_before_tensorflow(cfg: Any) -> None:
+    """A missing model or data, or a split a bare model cannot have: one line, at once
+    (TensorFlow's import takes seconds)."""
+    from pathlib import Path
+
+    from ..core.errors import FileError
+    from ..core.predict.source import resolve_model
+
+    source = resolve_model(cfg.model, cfg.which)
+    if not Path(cfg.data).exists():
+        raise FileError(cfg.data, "does not exist", "Give a dataset NAME.h5 or a file to predict")
+    if cfg.split != "all" and source.run_dir is None:
+        raise UserError(
+            f"--split {cfg.split}: a bare model file has no splits; give its run folder, or --split all"
+        )
 
 
 class HumanProgress:
