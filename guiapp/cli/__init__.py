@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"guiapp {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    from . import bench, check, generate, import_, info, self_test, train
+    from . import bench, check, export, generate, import_, info, predict, self_test, train
 
     for register in (
         info.register,
@@ -87,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
         generate.register,
         import_.register,
         train.register,
+        predict.register,
+        export.register,
         bench.register,
         self_test.register,
         *EXTRA_COMMANDS,

@@ -113,10 +113,11 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
             if hasattr(page, "refresh") and hasattr(page, "show_samples"):
                 page.refresh()
 
-    def show_samples(self, rows: object, title: str, dataset: str) -> None:
-        """Open dataset rows (e.g. one confusion cell's samples) in the Browser page."""
+    def show_samples(self, rows: object, title: str, dataset: str, predictions: str = "") -> None:
+        """Open dataset rows (e.g. one confusion cell's samples) in the Browser page, with
+        the predictions file whose rows they are on their thumbnails."""
         browser = self.page("Browser")
-        browser.show_indices(rows, title, dataset=dataset)  # type: ignore[attr-defined]
+        browser.show_indices(rows, title, dataset=dataset, predictions=predictions)  # type: ignore[attr-defined]
         self.set_page(self.pages.index(browser))
 
     def current_page(self) -> Page:

@@ -11,11 +11,29 @@ from pathlib import Path
 
 import numpy as np
 
+from guiapp.core.predict.table import TableSpec, TableWriter, create_table
 from guiapp.core.project import DatasetRef, Project
 from guiapp.ui.main_window import MainWindow
 from guiapp.ui.pages.runs.run_files import validation_rows
 
 NAMES = ["class0", "class1", "class2"]
+CONFUSION = [[18, 2, 0], [1, 19, 0], [0, 3, 17]]
+
+
+def fake_predictions(folder: Path, rows: np.ndarray) -> np.ndarray:
+    """A predictions.h5 for ``rows`` whose labels and predictions give CONFUSION; probs."""
+    label = np.repeat(np.arange(3), [sum(r) for r in CONFUSION]).astype(np.int32)
+    pred = np.concatenate([np.repeat(np.arange(3), r) for r in CONFUSION]).astype(np.int32)
+    order = np.random.default_rng(0).permutation(len(label))
+    label, pred = label[order], pred[order]
+    prob = np.random.default_rng(1).uniform(0.34, 1.0, len(label)).astype(np.float32)
+    spec = TableSpec(len(rows), 3, 2, tuple(NAMES), True, False, "m", "m", "d", "d", "val", 32)
+    create_table(folder / "predictions.h5", spec, rows)
+    topc = np.stack([pred, (pred + 1) % 3], axis=1)
+    TableWriter(folder / "predictions.h5").commit(
+        pred, prob, topc, np.stack([prob, 1 - prob], axis=1), label=label
+    )
+    return prob
 
 
 def event(kind: str, **fields: object) -> str:
@@ -35,7 +53,7 @@ def fake_run(folder: Path, data: Path, finished: bool = True) -> Path:
         ),
     ]
     if finished:
-        confusion = [[18, 2, 0], [1, 19, 0], [0, 3, 17]]
+        confusion = CONFUSION
         report = {"split": "val", "accuracy": 0.9, "macro_f1": 0.9, "class_names": NAMES}
         report["confusion"] = confusion
         report["classes"] = [
@@ -73,14 +91,28 @@ def test_runs_page_shows_runs_and_opens_a_cell_in_the_browser(
     runs.confusion.resize(400, 300)
     hit = runs.confusion.cell_at(runs.confusion.rect().center().toPointF())
     assert hit is not None
+    # Cell (true class2, predicted class1): exactly its 3 rows, most confident first.
+    rows = validation_rows({"val": 0.2, "batch": 32}, 3000)[:60]
+    prob = fake_predictions(run, rows)
     runs.open_cell(2, 1)
     browser = window.page("Browser")
     qtbot.waitUntil(lambda: window.current_page() is browser, timeout=10_000)
-    qtbot.waitUntil(lambda: "class2" in browser.grid.selection.title, timeout=10_000)
-    val = validation_rows({"val": 0.2, "batch": 32}, 3000)
-    expected = val[val % 3 == 2]  # the fixture's label is row % 3
+    qtbot.waitUntil(lambda: "predicted class1" in browser.grid.selection.title, timeout=10_000)
+    table = TableWriter(run / "predictions.h5")
+    assert table.committed == 60
+    import h5py
+
+    with h5py.File(run / "predictions.h5", "r", locking=False) as f:
+        label, pred = f["label"][()], f["pred"][()]
+    cell = np.flatnonzero((label == 2) & (pred == 1))
+    expected = rows[cell[np.argsort(-prob[cell], kind="stable")]]
     shown = [browser.grid.selection.row(i) for i in range(len(browser.grid.selection))]
-    assert 0 < len(expected) < 1000 and np.array_equal(shown, expected)
+    assert len(shown) == CONFUSION[2][1] == int(runs.confusion.matrix[2, 1])
+    assert np.array_equal(shown, expected)
+    # each thumbnail says true -> predicted and the probability, in the wrong-colour badge
+    browser.predictions.prefetch(np.asarray(shown))
+    caption, colour = browser.predictions.annotate(shown[0])
+    assert caption == f"{prob[cell].max():.2f} class2→class1" and colour.red() > 200
 
 
 def test_training_page_reattaches_to_a_run_that_is_still_writing(

@@ -1,9 +1,15 @@
 """Evaluation: one pass over a split (loss, accuracy, confusion matrix) and the per-class
 precision/recall/F1 report, written as CSV, JSON and Markdown.
+
+At the end of a run the split's per-row predictions are written to ``predictions.h5``
+(in dataset order, by the same loop as ``guiapp predict``) and the confusion matrix and
+report are computed from that file, so confusion cell (i, j) is exactly the file's rows
+with label i and prediction j.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from typing import Any
 
@@ -66,9 +72,58 @@ def class_report(cm: np.ndarray, class_names: list[str]) -> dict[str, Any]:
     }
 
 
+def write_predictions(run: RunFolder, prep: Any, predict: Any, split: str) -> np.ndarray:
+    """The split's predictions into ``run.predictions``; the confusion matrix read back from it.
+
+    ``prep`` is the run's ``PreparedRun``, ``predict(x)`` its compiled forward pass (run here
+    on this process's devices only, so the chief of a multi-worker run needs no peers).
+    """
+    from ..predict.engine import heads_from_predict, pipeline_for, predict_into
+    from ..predict.output import confusion_from_table
+    from ..predict.source import dataset_hash, file_hash, plan_rows
+    from ..predict.table import PredictionTable, TableSpec, TableWriter, create_table
+
+    k = prep.ds.num_classes
+    plan = dataclasses.replace(prep.val.plan, shuffle=False, worker=0, workers=1, fraction=1.0)
+    rows = plan_rows(plan)
+    model_file = run.last_model if run.last_model.exists() else run.best_model
+    spec = TableSpec(
+        rows=len(rows),
+        num_classes=k,
+        top_k=min(5, k),
+        class_names=tuple(prep.ds.class_names),
+        has_labels=True,
+        with_probs=False,
+        model_hash=file_hash(model_file) if model_file.exists() else "",
+        model_path=str(model_file.resolve()),
+        dataset_hash=dataset_hash(prep.ds),
+        dataset_path=str(prep.ds.path.resolve()),
+        split=split,
+        batch=plan.batch_size,
+    )
+    create_table(run.predictions, spec, rows)
+    pipe = pipeline_for(prep.ds, plan, dtype=prep.val.out_dtype)
+    predict_into(
+        TableWriter(run.predictions),
+        pipe,
+        heads_from_predict(predict, spec.top_k),
+        x_shape=prep.x_shape,
+    )
+    return confusion_from_table(PredictionTable(run.predictions))
+
+
 def write_evaluation(
-    run: RunFolder, cm: np.ndarray, class_names: list[str], split: str
+    run: RunFolder,
+    cm: np.ndarray,
+    class_names: list[str],
+    split: str,
+    predictions: tuple[Any, Any] | None = None,
 ) -> dict[str, Any]:
+    """Write the report; with ``predictions=(prep, steps)`` the split's per-row predictions
+    first, and the confusion matrix computed from them instead of ``cm``."""
+    if predictions is not None:
+        prep, steps = predictions
+        cm = write_predictions(run, prep, steps.predict, split)
     report = class_report(cm, class_names)
     report["split"] = split
     buf = io.StringIO()

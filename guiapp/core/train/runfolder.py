@@ -8,6 +8,7 @@ RUN_DIR/
   checkpoints/last.h5  weights + optimizer + position (epoch, step) of the newest checkpoint
   best.keras, last.keras
   confusion.csv, report.json, report.md   evaluation with class names
+  predictions.h5     the evaluated split's per-row predictions (core/predict/table.py)
   train.log          tracebacks of failures
 ```
 """
@@ -46,6 +47,7 @@ class RunFolder:
     best_model = property(lambda self: self.path / "best.keras")
     last_model = property(lambda self: self.path / "last.keras")
     log = property(lambda self: self.path / "train.log")
+    predictions = property(lambda self: self.path / "predictions.h5")
 
     def create(self) -> None:
         (self.path / "checkpoints").mkdir(parents=True, exist_ok=True)

@@ -205,7 +205,9 @@ class TrainingJob:
             vl, va, cm = _evaluate(prep, steps, prep.val)
             if self.chief:
                 ds = prep.ds
-                report = write_evaluation(self.run, cm, ds.class_names, prep.val_split or "val")
+                report = write_evaluation(
+                    self.run, cm, ds.class_names, prep.val_split or "val", predictions=(prep, steps)
+                )
                 self.emit(
                     "evaluation",
                     split=prep.val_split,

@@ -9,6 +9,7 @@ cells not read yet are drawn as placeholders and requested once the view settles
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import QRect, QSize, Qt, QTimer, Signal
@@ -38,6 +39,10 @@ class SampleGridView(QAbstractScrollArea):
         self.current = -1
         self.cache: OrderedDict[int, tuple[QImage, int]] = OrderedDict()
         self.pending: set[int] = set()
+        #: An overlay (e.g. predictions): ``prefetch(rows)`` before a paint, then
+        #: ``annotate(row) -> (caption, badge colour)`` or None for each painted row.
+        self.prefetch: Callable[[np.ndarray], None] | None = None
+        self.annotate: Callable[[int], tuple[str, QColor] | None] | None = None
         self._request_timer = QTimer(self)
         self._request_timer.setSingleShot(True)
         self._request_timer.setInterval(15)
@@ -162,6 +167,8 @@ class SampleGridView(QAbstractScrollArea):
         font.setPointSizeF(max(6.5, font.pointSizeF() * 0.8))
         painter.setFont(font)
         placeholder = QColor(pal.mid().color())
+        if self.prefetch is not None and len(rows):
+            self.prefetch(rows)
         for i, row in enumerate(rows.tolist()):
             cell = first + i
             x = (cell % g.columns) * size.width()
@@ -176,6 +183,10 @@ class SampleGridView(QAbstractScrollArea):
             else:
                 painter.fillRect(target, placeholder)
                 caption = f"{row:,}"
+            note = self.annotate(row) if self.annotate is not None else None
+            if note is not None:
+                caption = note[0]
+                painter.fillRect(QRect(target.left(), target.top(), target.width(), 4), note[1])
             text_rect = QRect(x + PAD, target.bottom() + 1, self.thumb.width(), CAPTION_H)
             painter.setPen(pal.text().color())
             painter.drawText(

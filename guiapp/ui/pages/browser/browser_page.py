@@ -25,6 +25,7 @@ from guiapp.core.project import Project
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.browser.dataset_stats import DatasetStats, sample_statistics
+from guiapp.ui.pages.browser.prediction_overlay import PredictionOverlay, select_rows
 from guiapp.ui.pages.browser.sample_detail import SampleDetail
 from guiapp.ui.widgets.sample_grid import SampleGridView
 from guiapp.ui.widgets.sample_loader import SampleLoader
@@ -82,6 +83,8 @@ class BrowserPage(Page):
         self.stats = DatasetStats()
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.detail)
+        self.predictions = PredictionOverlay()
+        right.addWidget(self.predictions.detail)
         right.addWidget(self.stats)
         right.setSizes([300, 240])
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -91,6 +94,7 @@ class BrowserPage(Page):
         split.setStretchFactor(1, 2)
         split.setSizes([560, 400])
         self.body.addLayout(controls)
+        self.body.addWidget(self.predictions)
         self.body.addWidget(split, 1)
 
         self.dataset_combo.currentIndexChanged.connect(self._dataset_picked)
@@ -104,6 +108,13 @@ class BrowserPage(Page):
         self.loader.scan_found.connect(self._scan_found)
         self.loader.scan_done.connect(self._scan_done)
         self.stats_calls.done.connect(self._stats_ready)
+        self.grid.prefetch, self.grid.annotate = (
+            self.predictions.prefetch,
+            self.predictions.annotate,
+        )
+        self.predictions.file_picked.connect(self.predictions.set_predictions)
+        self.predictions.filter_requested.connect(self._filter_predictions)
+        self.stats_calls.done.connect(self._predictions_filtered)
 
     # ------------------------------------------------------------------ datasets
     def set_project(self, project: Project) -> None:
@@ -232,8 +243,13 @@ class BrowserPage(Page):
             cell = self.grid.selection.nearest_cell(row)
         self.grid.scroll_to_cell(cell)
 
-    def show_indices(self, indices: Any, title: str, dataset: str | None = None) -> None:
-        """Show just these dataset rows (e.g. a run's misclassified samples) under ``title``."""
+    def show_indices(
+        self, indices: Any, title: str, dataset: str | None = None, predictions: str = ""
+    ) -> None:
+        """Show just these dataset rows (e.g. a run's misclassified samples) under ``title``,
+        with the predictions of the file ``predictions`` on their thumbnails."""
+        if predictions:
+            self.predictions.set_predictions(predictions)
         rows = np.asarray(list(indices) if not isinstance(indices, np.ndarray) else indices)
         rows = rows.astype(np.int64)
         if dataset is not None and str(Path(dataset)) != self.path:
@@ -253,8 +269,17 @@ class BrowserPage(Page):
         self._show(SampleSelection(self.meta["rows"], rows, title))
 
     # ------------------------------------------------------------------ detail and stats
+    def _filter_predictions(self, flt: object) -> None:
+        self.status.setText("Filtering predictions…")
+        self.stats_calls.submit(("predictions", flt), select_rows, self.predictions.path, flt)
+
+    def _predictions_filtered(self, key: object, result: object) -> None:
+        if isinstance(key, tuple) and key[0] == "predictions" and isinstance(result, tuple):
+            self.show_indices(result[0], self.predictions.describe(key[1]))
+
     def _current_changed(self, _cell: int, row: int) -> None:
         self.loader.request_sample(row)
+        self.predictions.show_detail(row)
 
     def _sample_read(self, row: object, sample: object, label: int) -> None:
         if self.meta is None or not isinstance(sample, np.ndarray):

@@ -3,7 +3,8 @@
 No Qt, no TensorFlow: ``events.jsonl`` through :class:`RunHistory`, ``config.json`` and
 ``report.json`` as JSON, and the validation rows of a class through the reader's own
 block plan (``ReadPlan``/``SplitSpec``, pure numpy), so the Browser can show exactly the
-samples the run validated on.
+samples the run validated on; a confusion cell's rows come from the run's
+``predictions.h5`` (``guiapp.core.predict``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def read_run(path: str) -> dict[str, Any]:
     config = _json(events.parent / "config.json")
     return {
         "path": path,
+        "folder": str(events.parent),
         "history": history,
         "report": report,
         "config": config.get("config", {}),
@@ -73,6 +75,18 @@ def validation_rows(config: dict[str, Any], rows: int) -> np.ndarray:
     return np.concatenate(
         [np.arange(a, a + n, dtype=np.int64) for a, n in zip(starts, lengths, strict=True)]
     )
+
+
+def predictions_file(info: dict[str, Any]) -> Path:
+    """The run's per-row predictions of its evaluated split (``predictions.h5``)."""
+    return Path(info.get("folder") or info["path"]) / "predictions.h5"
+
+
+def cell_rows(predictions: Path, true_class: int, predicted: int) -> np.ndarray:
+    """Rows of confusion cell (true, predicted) from the run's predictions, most confident first."""
+    from guiapp.core.predict import cell_rows as rows_of_cell
+
+    return rows_of_cell(predictions, true_class, predicted)
 
 
 def class_rows(data: str, config: dict[str, Any], true_class: int) -> np.ndarray:

@@ -1,12 +1,12 @@
 """The Runs page: every run of the project, their curves side by side, and their evaluation.
 
-Run folders are read on a worker thread (:func:`read_run`); clicking a confusion cell
-opens that class's validation samples in the Browser (``show_samples``).
+Run folders are read on a worker thread (:func:`read_run`); clicking confusion cell
+(true i, predicted j) opens exactly that cell's rows in the Browser, most confident first,
+read from the run's ``predictions.h5`` (``show_samples``).
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +27,11 @@ from PySide6.QtWidgets import (
 
 from guiapp.core.project import Project
 from guiapp.ui.background import BackgroundCalls
-from guiapp.ui.jobs.cli_job import format_eta, format_rate
+from guiapp.ui.dialogs.predict_dialog import PredictDialog
+from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
 from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.runs.confusion_view import ConfusionView
-from guiapp.ui.pages.runs.run_files import class_rows, read_run
+from guiapp.ui.pages.runs.run_files import cell_rows, class_rows, predictions_file, read_run
 from guiapp.ui.widgets.tables import table
 
 COLORS = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189)]
@@ -44,8 +45,8 @@ class RunsPage(Page):
     )
     icon = SP.SP_FileDialogListView
     COLUMNS = ("Run", "Status", "Dataset", "Model", "Best val acc", "Duration", "Rows/s")
-    #: rows, title, dataset path: the window shows them in the Browser
-    show_samples = Signal(object, str, str)
+    #: rows, title, dataset path, predictions file: the window shows them in the Browser
+    show_samples = Signal(object, str, str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -57,11 +58,14 @@ class RunsPage(Page):
         self.refresh_button = QPushButton("Refresh")
         self.open_button = QPushButton("Open run folder")
         self.export_button = QPushButton("Export model…")
+        self.export_button.setToolTip("keras, SavedModel or TFLite, checked by reloading it")
+        self.predict_button = QPushButton("Predict…")
         self.refresh_button.clicked.connect(self.refresh)
         self.open_button.clicked.connect(self.open_folder)
         self.export_button.clicked.connect(self.export_model)
+        self.predict_button.clicked.connect(self.open_predict_dialog)
         buttons = QHBoxLayout()
-        for b in (self.refresh_button, self.open_button, self.export_button):
+        for b in (self.refresh_button, self.open_button, self.export_button, self.predict_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
         self.curves = pg.PlotWidget()
@@ -183,6 +187,7 @@ class RunsPage(Page):
         self.open_button.setEnabled(info is not None)
         best = Path(info["path"]) / "best.keras" if info else None
         self.export_button.setEnabled(best is not None and best.exists())
+        self.predict_button.setEnabled(best is not None and best.exists())
 
     def _selection_changed(self) -> None:
         self.curves.clear()
@@ -233,16 +238,17 @@ class RunsPage(Page):
                 self.report.setItem(r, col, item)
         self.summary.setText(
             f"{report.get('split', 'val')} split: accuracy {report.get('accuracy', 0):.4f}, "
-            f"macro F1 {report.get('macro_f1', 0):.4f}. Click a cell to browse that class's "
-            "validation samples."
+            f"macro F1 {report.get('macro_f1', 0):.4f}. Click a cell to browse exactly its "
+            "samples, most confident first."
         )
 
     # ------------------------------------------------------------------ actions
     def open_cell(self, true_class: int, predicted: int) -> None:
-        """Browse the validation samples of ``true_class``.
+        """Browse exactly the rows of cell (``true_class``, ``predicted``), most confident
+        first, with true and predicted class and probability on each thumbnail.
 
-        Without per-row predictions in the run folder, the Browser shows all validation
-        rows of the true class (a ``guiapp predict`` command would narrow them down).
+        A run from before per-row predictions has no ``predictions.h5``: it shows all
+        validation rows of the true class and says so in the title.
         """
         info = self.current()
         if info is None:
@@ -252,37 +258,65 @@ class RunsPage(Page):
             return
         data = str(Path(self._project.folder if self._project else ".") / data)
         names = self.confusion.names
-        title = f"validation rows of true class {names[true_class]}"
-        if true_class != predicted:
-            title += f" (cell: predicted {names[predicted]})"
+        predictions = predictions_file(info)
+        if predictions.exists():
+            title = f"true {names[true_class]}, predicted {names[predicted]}"
+            title += ", most confident first" if true_class != predicted else ""
+            self.summary.setText(f"Listing {title}…")
+            key = (title, data, str(predictions))
+            self.samples.submit(key, cell_rows, predictions, true_class, predicted)
+            return
+        title = f"validation rows of true class {names[true_class]} (no predictions.h5)"
         self.summary.setText(f"Listing {title}…")
-        self.samples.submit((title, data), class_rows, data, info["config"], true_class)
+        self.samples.submit((title, data, ""), class_rows, data, info["config"], true_class)
 
     def _rows_found(self, key: object, rows: object) -> None:
-        title, data = key  # type: ignore[misc]
-        self.summary.setText(f"{len(rows):,} {title} shown in the Browser.")  # type: ignore[arg-type]
-        self.show_samples.emit(rows, title, data)
+        title, data, predictions = key  # type: ignore[misc]
+        self.summary.setText(f"{len(rows):,} rows ({title}) shown in the Browser.")  # type: ignore[arg-type]
+        self.show_samples.emit(rows, title, data, predictions)
 
     def open_folder(self) -> None:
         info = self.current()
         if info is not None:
             QDesktopServices.openUrl(QUrl.fromLocalFile(info["path"]))
 
-    def export_model(self) -> None:
+    def export_model(self) -> CliJob | None:
+        """``guiapp export`` as a job: the format follows the name (.keras, .tflite, or a
+        SavedModel folder); the job reloads the export and compares its predictions."""
         info = self.current()
         if info is None:
-            return
-        best = Path(info["path"]) / "best.keras"
+            return None
         start = str(Path.home() / f"{Path(info['path']).name}.keras")
-        target, _ = QFileDialog.getSaveFileName(
-            self, "Export model", start, "Keras model (*.keras)"
+        target, chosen = QFileDialog.getSaveFileName(
+            self,
+            "Export model",
+            start,
+            "Keras model (*.keras);;TensorFlow Lite (*.tflite);;SavedModel folder (*)",
         )
         if not target:
+            return None
+        fmt = {".keras": "keras", ".tflite": "tflite"}.get(Path(target).suffix, "savedmodel")
+        args = [info["path"], "--format", fmt, "--out", target]
+        job = CliJob(f"export {Path(target).name}", "export", args, events=False)
+        job.finished.connect(lambda ok, msg, job=job: self._exported(ok, msg, job))
+        self.job_started.emit(job)
+        job.start()
+        return job
+
+    def _exported(self, ok: bool, message: str, job: CliJob) -> None:
+        if not ok:
+            QMessageBox.warning(self, "Export model", message)
             return
-        try:
-            shutil.copyfile(best, target)
-        except OSError as exc:
-            QMessageBox.warning(self, "Export model", f"Cannot write {target}: {exc.strerror}")
+        self.summary.setText(f"Exported and checked: {job.output.strip()[:400]}")
+
+    def open_predict_dialog(self) -> PredictDialog:
+        info = self.current()
+        datasets = [(d.name, str(d.path)) for d in self._project.datasets] if self._project else []
+        dialog = PredictDialog(info["path"] if info else "", datasets, self)
+        dialog.job_ready.connect(self.job_started)
+        dialog.open_in_browser.connect(self.show_samples)
+        dialog.show()
+        return dialog
 
 
 def _confusion_csv(path: Path) -> list[list[int]] | None:

@@ -1,0 +1,139 @@
+"""``guiapp predict``: a trained model over a dataset or a file, as its own process."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from ..core.errors import UserError
+from ..core.logs import divert_native_stderr
+
+EPILOG = """examples:
+  guiapp predict --model runs/cells --data cells.h5 --out cells-pred.h5 --split val
+  guiapp predict --model runs/kmers/best.keras --data new.h5 --out pred.h5 --top-k 3 --probs
+  guiapp predict --model runs/kmers --data new.jsonl --out pred.csv      (no import step)
+Running the same command again continues a stopped or killed prediction."""
+
+
+def register(sub: Any) -> None:
+    s = sub.add_parser(
+        "predict",
+        help="predict every row of a dataset or file with a trained model (HDF5 or CSV out)",
+        description="Run a trained model over a dataset split or any file the importers read, "
+        "in dataset order, writing row, label, pred, prob, topk_class, topk_prob (and probs) "
+        "to PRED.h5 (chunked HDF5) or PRED.csv.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("--model", required=True, help="a run folder or a MODEL.keras file")
+    s.add_argument("--which", default="best", choices=("best", "last"), help="a run's model")
+    s.add_argument("--data", required=True, help="dataset NAME.h5, or a JSONL/CSV/TSV/npy/npz file")
+    s.add_argument("--out", required=True, help="PRED.h5 (any size) or PRED.csv (small results)")
+    s.add_argument("--split", default="all", choices=("all", "train", "val", "test"))
+    s.add_argument("--top-k", type=int, default=5, help="classes kept per row (default 5)")
+    s.add_argument("--probs", action="store_true", help="also keep the full probability vector")
+    s.add_argument("--batch", type=int, default=512, help="batch size per device (default 512)")
+    s.add_argument("--devices", default="auto", help="auto, cpu, cpu:N, gpu or gpu:0,1")
+    s.add_argument("--overwrite", action="store_true", help="replace another job's --out")
+    s.add_argument("--class-names", help="file input without a run folder: the model's classes")
+    g = s.add_argument_group("file input (as for guiapp import)")
+    g.add_argument("--format", help="jsonl, csv, tsv, npy or npz (default: from the name)")
+    g.add_argument("--label-field", default="label")
+    g.add_argument("--data-field", default="data")
+    g.add_argument("--x-key", default="x")
+    g.add_argument("--y-key", default="y")
+    g.add_argument("--length", type=int, help="pad or cut 1-D rows (default: the model's length)")
+    g.add_argument("--on-error", default="abort", choices=("abort", "skip"))
+    s.add_argument("--commit-rows", type=int, default=1 << 16, help=argparse.SUPPRESS)
+    s.add_argument("--events", default=None, help="'-' to print JSON-line events on stdout")
+    s.set_defaults(func=cmd_predict)
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from ..core.events import CancelToken, EventSink
+    from ..core.predict.job import PredictConfig
+
+    cfg = PredictConfig(
+        model=args.model,
+        data=args.data,
+        out=args.out,
+        split=args.split,
+        top_k=args.top_k,
+        probs=args.probs,
+        batch=args.batch,
+        devices=args.devices,
+        which=args.which,
+        overwrite=args.overwrite,
+        commit_rows=args.commit_rows,
+        input={
+            k: getattr(args, k)
+            for k in ("format", "label_field", "data_field", "x_key", "y_key", "length", "on_error")
+        },
+        class_names=args.class_names.split(",") if args.class_names else None,
+    )
+    cfg.check()
+    check_before_tensorflow(cfg)
+    sink = EventSink(sys.stdout if args.events == "-" else None)
+    if args.events != "-":
+        sink.listeners.append(HumanProgress())
+    cancel = CancelToken()
+    cancel.install_signal_handlers()
+    cancel.watch_stdin()
+    divert_native_stderr()
+    from ..core.predict.job import run_predict
+    from ..core.train.devices import make_devices
+
+    devices = make_devices(cfg.devices)
+    try:
+        result = run_predict(cfg, devices, sink, cancel)
+    except Exception as exc:
+        sink.emit("failed", job="predict", reason=f"{exc}")
+        raise
+    return 0 if result.get("status") in ("finished", "stopped") else 1
+
+
+def check_before_tensorflow(cfg: Any) -> None:
+    """A missing model or data, or a split a bare model cannot have: one line, at once
+    (TensorFlow's import takes seconds)."""
+    from pathlib import Path
+
+    from ..core.errors import FileError
+    from ..core.predict.source import resolve_model
+
+    source = resolve_model(cfg.model, cfg.which)
+    if not Path(cfg.data).exists():
+        raise FileError(cfg.data, "does not exist", "Give a dataset NAME.h5 or a file to predict")
+    if cfg.split != "all" and source.run_dir is None:
+        raise UserError(
+            f"--split {cfg.split}: a bare model file has no splits; give its run folder, or --split all"
+        )
+
+
+class HumanProgress:
+    """A progress line on stderr every few seconds, and the outcome."""
+
+    def __init__(self, every_s: float = 2.0) -> None:
+        self.every_s = every_s
+        self.last = time.monotonic()
+
+    def __call__(self, e: dict[str, Any]) -> None:
+        kind = e["event"]
+        if kind == "progress" and e.get("phase") == "predict":
+            now = time.monotonic()
+            if now - self.last < self.every_s:
+                return
+            self.last = now
+            eta = e.get("eta_s")
+            sys.stderr.write(
+                f"predict {e['done']:,}/{e['total']:,} rows, {e['rows_per_s']:,.0f} rows/s"
+                + (f", {eta:.0f} s left\n" if eta is not None else "\n")
+            )
+        elif kind == "finished":
+            acc = f", accuracy {e['accuracy']:.4f}" if "accuracy" in e else ""
+            sys.stderr.write(f"predicted {e['rows']:,} rows into {e['out']}{acc}\n")
+        elif kind == "stopped":
+            sys.stderr.write(
+                f"stopped at {e['done']:,}/{e['total']:,} rows; run the same command to continue\n"
+            )

@@ -1,0 +1,137 @@
+"""Predict any file the importers read: its rows become a dataset in file order, unshuffled.
+
+The rows are parsed by the importers' own code (``ImportJob``: the same formats, fields,
+padding and row errors as ``guiapp import``) but written straight to a dataset in the order
+the file holds them, so prediction ``i`` is the file's ``i``-th usable row. The dataset is
+kept beside the output (``.PRED.h5.input/input.h5``) with a note of the file's size and
+time, so a resumed predict reuses it; it is built under a temporary name and renamed, so a
+stopped conversion leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..atomic import atomic_write_text
+from ..errors import UserError
+from ..events import CancelToken, EventSink
+from ..importers import FORMATS, ImportConfig, ImportJob
+from ..store import DatasetWriter, shard_dir
+
+SUFFIX_FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv"}
+SUFFIX_FORMATS.update({".npy": "npy", ".npz": "npz"})
+
+
+def input_folder(out: Path) -> Path:
+    return out.parent / f".{out.name}.input"
+
+
+def guess_format(src: Path, fmt: str | None) -> str:
+    if fmt:
+        if fmt not in FORMATS:
+            raise UserError(f"--format {fmt}: use one of {', '.join(FORMATS)}")
+        return fmt
+    guessed = SUFFIX_FORMATS.get(src.suffix.lower())
+    if guessed is None:
+        raise UserError(
+            f"{src}: cannot tell the format from the name; pass --format ({', '.join(FORMATS)})"
+        )
+    return guessed
+
+
+def file_as_dataset(
+    src: Path,
+    out: Path,
+    *,
+    class_names: list[str],
+    options: dict[str, Any],
+    sink: EventSink,
+    cancel: CancelToken,
+) -> Path:
+    """The dataset of ``src``'s rows in file order (built once, then reused)."""
+    folder = input_folder(out)
+    target = folder / "input.h5"
+    stat = src.stat()
+    note = {
+        "src": str(src.resolve()),
+        "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "class_names": class_names,
+        "options": options,
+    }
+    note_path = folder / "input.json"
+    if target.exists() and note_path.exists():
+        try:
+            if json.loads(note_path.read_text()) == note:
+                return target
+        except ValueError:
+            pass
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    stage = folder / f"staging-{os.getpid()}"
+    stage.mkdir()
+    staged = stage / target.name  # the shard folder's name follows the index's name
+    cfg = ImportConfig(
+        src=src,
+        out=staged,
+        format=str(options["format"]),
+        label_field=str(options.get("label_field", "label")),
+        data_field=str(options.get("data_field", "data")),
+        x_key=str(options.get("x_key", "x")),
+        y_key=str(options.get("y_key", "y")),
+        labels=Path(options["labels"]) if options.get("labels") else None,
+        length=options.get("length"),
+        dtype=options.get("dtype"),
+        class_names=class_names,
+        on_error=str(options.get("on_error", "abort")),
+    )
+    job = ImportJob(cfg, sink, cancel)
+    writer: DatasetWriter | None = None
+    rows = 0
+    sink.emit("progress", job="predict", phase="read input", done=0, total=job.source.total_bytes)
+    try:
+        for chunk in job.source.chunks():
+            cancel.raise_if_cancelled()
+            # The importers' parse of one chunk: fields, labels, padding, row errors.
+            x, y = job._parse(chunk)
+            if not len(x):
+                continue
+            if writer is None:
+                writer = DatasetWriter(
+                    staged,
+                    sample_shape=x.shape[1:],
+                    dtype=job.dtype,
+                    class_names=class_names,
+                    provenance={"importer": cfg.format, "source": str(src), "order": "file"},
+                    overwrite=True,
+                )
+            writer.append(x, y)
+            rows += len(x)
+            sink.emit(
+                "progress",
+                job="predict",
+                phase="read input",
+                done=chunk.bytes_done,
+                total=job.source.total_bytes,
+                rows=rows,
+            )
+        if writer is None:
+            raise UserError(f"{src}: no usable rows to predict")
+        writer.close()
+    except BaseException:
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                writer.close(complete=False)
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    if shard_dir(staged).exists():
+        os.replace(shard_dir(staged), shard_dir(target))
+    os.replace(staged, target)
+    stage.rmdir()
+    atomic_write_text(note_path, json.dumps(note))
+    return target

@@ -1,0 +1,222 @@
+"""``run_predict``: a model over every row of a dataset split or an importable file.
+
+Started -> (input file converted, once) -> table created or resumed -> batches in dataset
+order through the model, committed as they come, with ``progress`` events (rows/s, ETA)
+-> ``finished`` with the summary, or ``stopped`` (``stop`` on stdin, SIGINT, SIGTERM).
+Running the same command again continues a stopped or killed job from its last commit;
+a table made by another model, dataset or setting is refused unless ``overwrite``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import FileError, UserError
+from ..events import CancelToken, EventSink, RateMeter
+from ..store import Dataset
+from ..store.format import FORMAT_NAME as DATASET_FORMAT
+from .engine import COMMIT_ROWS, make_heads, pipeline_for, predict_into
+from .file_input import file_as_dataset, guess_format
+from .output import summarize, write_csv
+from .source import ModelSource, dataset_hash, plan_rows, resolve_model, split_plan
+from .table import TableSpec, TableWriter, create_table, read_identity
+
+#: CSV output is for small results; larger ones go to HDF5.
+MAX_CSV_ROWS = 2_000_000
+
+
+@dataclass
+class PredictConfig:
+    model: str
+    data: str
+    out: str
+    split: str = "all"
+    top_k: int = 5
+    probs: bool = False
+    batch: int = 512  # per device
+    devices: str = "auto"
+    which: str = "best"
+    overwrite: bool = False
+    commit_rows: int = COMMIT_ROWS
+    #: For file input: format, label_field, data_field, x_key, y_key, length, dtype, ...
+    input: dict[str, Any] = field(default_factory=dict)
+    class_names: list[str] | None = None
+
+    def check(self) -> None:
+        if self.top_k < 1:
+            raise UserError(f"--top-k {self.top_k}: give at least 1")
+        if self.batch < 1:
+            raise UserError(f"--batch {self.batch}: the batch size must be at least 1")
+        if Path(self.out).suffix.lower() not in (".h5", ".csv"):
+            raise UserError(f"--out {self.out}: name the output PRED.h5 or PRED.csv")
+
+
+def is_dataset(path: Path) -> bool:
+    """A guiapp dataset index (vs a file for the importers)."""
+    if path.suffix.lower() not in (".h5", ".hdf5"):
+        return False
+    import h5py
+
+    try:
+        with h5py.File(path, "r", locking=False) as f:
+            fmt = f.attrs.get("format", b"")
+    except OSError:
+        return False
+    return (fmt.decode() if isinstance(fmt, bytes) else str(fmt)) == DATASET_FORMAT
+
+
+def table_path(out: Path) -> Path:
+    """Where the table is written: the output itself, or beside a CSV until it is done."""
+    return out if out.suffix.lower() == ".h5" else out.parent / f".{out.name}.h5"
+
+
+def open_input(
+    cfg: PredictConfig, source: ModelSource, sink: EventSink, cancel: CancelToken
+) -> Dataset:
+    data = Path(cfg.data)
+    if not data.exists():
+        raise FileError(data, "does not exist", "Give a dataset NAME.h5 or a file to predict")
+    if is_dataset(data):
+        return Dataset(data)
+    if cfg.split != "all":
+        raise UserError(f"--split {cfg.split}: a file has no splits; use --split all")
+    names = cfg.class_names or source.class_names
+    if not names:
+        raise UserError(
+            f"{data}: the model's class names are unknown; give its run folder or --class-names"
+        )
+    options = {**cfg.input, "format": guess_format(data, cfg.input.get("format"))}
+    shape = source.dataset.get("sample_shape") or []
+    if len(shape) == 1 and options.get("length") is None:
+        options["length"] = int(shape[0])  # pad or cut rows to the model's input length
+    if options.get("dtype") is None and source.dataset.get("dtype"):
+        options["dtype"] = source.dataset["dtype"]
+    path = file_as_dataset(
+        data, Path(cfg.out), class_names=list(names), options=options, sink=sink, cancel=cancel
+    )
+    return Dataset(path)
+
+
+def load_model(source: ModelSource, strategy: Any) -> Any:
+    import keras
+
+    with strategy.scope():
+        return keras.saving.load_model(source.path, safe_mode=True, compile=False)
+
+
+def run_predict(
+    cfg: PredictConfig, devices: Any, sink: EventSink, cancel: CancelToken
+) -> dict[str, Any]:
+    """Predict; returns the summary (also the ``finished`` or ``stopped`` event)."""
+    cfg.check()
+    source = resolve_model(cfg.model, cfg.which)
+    out = Path(cfg.out)
+    ds = open_input(cfg, source, sink, cancel)
+    model = load_model(source, devices.strategy)
+    x_shape = tuple(int(s) for s in model.input_shape[1:])
+    if int(np.prod(x_shape)) != int(np.prod(ds.sample_shape)):
+        raise UserError(
+            f"{ds.path}: samples of shape {ds.sample_shape} do not fit the model's input {x_shape}"
+        )
+    width = int(model.outputs[0].shape[-1])
+    k_classes = 2 if width == 1 else width
+    names = cfg.class_names or source.class_names or ds.class_names
+    if len(names) != k_classes:
+        names = [str(i) for i in range(k_classes)]
+    top_k = min(cfg.top_k, k_classes)
+    plan = split_plan(ds, source, cfg.split, cfg.batch * devices.replicas)
+    rows = plan_rows(plan)
+    if out.suffix.lower() == ".csv" and len(rows) > MAX_CSV_ROWS:
+        raise UserError(
+            f"--out {out}: {len(rows):,} rows is too many for CSV (at most {MAX_CSV_ROWS:,}); write PRED.h5"
+        )
+    spec = TableSpec(
+        rows=len(rows),
+        num_classes=k_classes,
+        top_k=top_k,
+        class_names=tuple(names),
+        has_labels=ds.num_classes == k_classes,
+        with_probs=cfg.probs,
+        model_hash=source.hash,
+        model_path=str(source.path.resolve()),
+        dataset_hash=dataset_hash(ds),
+        dataset_path=str(ds.path.resolve()),
+        split=cfg.split,
+        batch=plan.batch_size,
+    )
+    path = table_path(out)
+    resumed = _create_or_resume(path, spec, rows, cfg.overwrite)
+    table = TableWriter(path)
+    in_dtype = str(model.inputs[0].dtype).removeprefix("<dtype: '").removesuffix("'>")
+    sink.emit(
+        "started",
+        job="predict",
+        config=asdict(cfg),
+        model=str(source.path),
+        data=str(ds.path),
+        out=str(out),
+        rows=len(rows),
+        devices=devices.description,
+        replicas=devices.replicas,
+        class_names=list(names),
+        resumed_from=table.committed if resumed else None,
+    )
+    meter = RateMeter(len(rows))
+    meter.update(table.committed)
+    started = time.monotonic()
+
+    def progress(done: int) -> None:
+        sink.emit("progress", job="predict", phase="predict", **meter.update(done))
+
+    pipe = pipeline_for(ds, plan, dtype=in_dtype)
+    heads = make_heads(model, devices.strategy, top_k)
+    try:
+        complete = predict_into(
+            table,
+            pipe,
+            heads,
+            x_shape=x_shape,
+            strategy=devices.strategy,
+            cancel=cancel,
+            on_commit=progress,
+            commit_rows=cfg.commit_rows,
+        )
+    finally:
+        pipe.close()
+    if not complete:
+        sink.emit("stopped", job="predict", done=table.committed, total=len(rows), out=str(out))
+        return {"status": "stopped", "done": table.committed, "total": len(rows)}
+    summary = summarize(path)
+    if out.suffix.lower() == ".csv":
+        write_csv(path, out)
+        os.unlink(path)
+    summary.update(
+        status="finished",
+        out=str(out),
+        data=str(ds.path),
+        elapsed_s=round(time.monotonic() - started, 2),
+    )
+    sink.emit("finished", job="predict", **summary)
+    return summary
+
+
+def _create_or_resume(path: Path, spec: TableSpec, rows: np.ndarray, overwrite: bool) -> bool:
+    """True when an earlier job's table is continued."""
+    if path.exists():
+        identity = read_identity(path)
+        if identity == spec.identity() and not overwrite:
+            return True
+        if not overwrite:
+            raise FileError(
+                path,
+                "holds predictions of another model, dataset or setting",
+                "Pass --overwrite to replace it, or choose another --out",
+            )
+    create_table(path, spec, rows)
+    return False

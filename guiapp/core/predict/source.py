@@ -1,0 +1,140 @@
+"""What a prediction reads: the model (a run folder or a ``.keras`` file) and its identity,
+the dataset's identity, and the dataset rows of a split in dataset order.
+
+No TensorFlow here: a run folder's ``config.json`` names the classes, the split and the
+block size the run used, so ``--split val`` of a run is exactly the rows it validated on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import FileError, UserError
+from ..pipeline.read_plan import SPLITS, ReadPlan, SplitSpec
+from ..store import Dataset
+from ..train.config import TrainConfig
+
+
+@dataclass
+class ModelSource:
+    """A model file to load, and what the run that made it knew (when there was one)."""
+
+    path: Path
+    run_dir: Path | None = None
+    run_config: dict[str, Any] = field(default_factory=dict)
+    class_names: list[str] = field(default_factory=list)
+    #: The run's dataset as config.json records it (path, sample_shape, dtype, class_names).
+    dataset: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def hash(self) -> str:
+        return file_hash(self.path)
+
+    def split_spec(self) -> SplitSpec:
+        """The run's splits (val/test/folds/seed); a bare model file has none."""
+        cfg = self.train_config()
+        fold = cfg.fold if cfg.folds else 0
+        return SplitSpec(val=cfg.val, test=cfg.test, folds=cfg.folds, fold=fold, seed=cfg.seed)
+
+    def train_config(self) -> TrainConfig:
+        known: dict[str, Any] = {"data": "", "model": {}, "out": ""}
+        known.update(
+            {
+                k: v
+                for k, v in self.run_config.items()
+                if k in TrainConfig.__dataclass_fields__ and k not in known
+            }
+        )
+        return TrainConfig(**known)
+
+
+def resolve_model(value: str | os.PathLike[str], which: str = "best") -> ModelSource:
+    """``RUN_DIR`` (its ``best.keras`` or ``last.keras``) or ``MODEL.keras``. Raises UserError."""
+    path = Path(value)
+    if path.is_dir():
+        order = ("best.keras", "last.keras") if which == "best" else ("last.keras", "best.keras")
+        model = next((path / n for n in order if (path / n).exists()), None)
+        if model is None:
+            raise FileError(
+                path,
+                "holds no best.keras or last.keras",
+                "Give a finished run folder or a .keras file",
+            )
+        config: dict[str, Any] = {}
+        dataset: dict[str, Any] = {}
+        try:
+            resolved = json.loads((path / "config.json").read_text())
+            config = dict(resolved.get("config", {}))
+            dataset = dict(resolved.get("dataset", {}))
+        except (OSError, ValueError):
+            pass
+        names = [str(n) for n in dataset.get("class_names", [])]
+        return ModelSource(model, path, config, names, dataset)
+    if not path.exists():
+        raise FileError(path, "does not exist", "Give a run folder or a .keras model file")
+    if path.suffix != ".keras":
+        raise FileError(
+            path, "is not a .keras model file", "Give a run folder or a file saved by Keras 3"
+        )
+    return ModelSource(path)
+
+
+def file_hash(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+def dataset_hash(ds: Dataset) -> str:
+    """The dataset's identity: its uuid, committed rows and every shard's content hash."""
+    ident = {
+        "uuid": ds.uuid,
+        "rows": len(ds),
+        "shards": [[s.committed, s.content_hash] for s in ds.shards],
+    }
+    return "sha256:" + hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
+
+
+def split_plan(ds: Dataset, source: ModelSource, split: str, batch: int) -> ReadPlan:
+    """The in-order read plan of ``split`` (the run's splits and blocks; all rows otherwise)."""
+    if split not in SPLITS:
+        raise UserError(f"--split {split}: use one of {', '.join(SPLITS)}")
+    if split != "all" and source.run_dir is None:
+        raise UserError(
+            f"--split {split}: a bare model file has no splits; give its run folder, or --split all"
+        )
+    cfg = source.train_config()
+    return ReadPlan(
+        rows=len(ds),
+        batch_size=batch,
+        block_rows=cfg.block_rows_for(len(ds)) if source.run_dir else 1024,
+        window_blocks=8,
+        chunk_rows=1024,
+        seed=cfg.seed,
+        split=split,
+        splits=source.split_spec() if source.run_dir else SplitSpec(),
+        shuffle=False,
+    )
+
+
+def plan_rows(plan: ReadPlan) -> np.ndarray:
+    """The dataset rows an in-order plan reads, in the order it reads them."""
+    blocks = plan.selected_blocks()
+    if not len(blocks):
+        return np.zeros(0, np.int64)
+    starts = blocks.astype(np.int64) * plan.block_rows
+    lengths = plan.block_lengths(blocks)
+    if plan.split == "all":
+        return np.arange(plan.rows, dtype=np.int64)
+    return np.concatenate(
+        [np.arange(a, a + n, dtype=np.int64) for a, n in zip(starts, lengths, strict=True)]
+    )

@@ -1,0 +1,226 @@
+"""The predictions table: one HDF5 file of per-row predictions, written in committed chunks.
+
+```
+PRED.h5
+  row          int64 (n,)       the dataset row each prediction is for, in dataset order
+  label        int32 (n,)       the true class (only when the rows have known labels)
+  pred         int32 (n,)       the predicted class
+  prob         float32 (n,)     the predicted class's probability
+  topk_class   int32 (n, k)     the k most probable classes, most probable first
+  topk_prob    float32 (n, k)   their probabilities
+  probs        float32 (n, C)   the full probability vector (only with --probs)
+  attrs: format="guiapp-predictions", format_version, committed, complete, rows, top_k,
+         num_classes, class_names (JSON), model_hash, model_path, dataset_hash,
+         dataset_path, split, batch, identity
+```
+
+The file is created whole (every dataset allocated, chunked, uncompressed, never filled)
+under a temporary name and renamed into place, so it always opens. Rows are then written
+chunk by chunk and made visible by rewriting the fixed-size ``committed`` attribute: a
+reader (and a resumed job) trusts rows ``[0, committed)`` only, so a job killed at any
+moment leaves a file whose committed rows are exactly what a whole run writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from ..atomic import atomic_path
+from ..errors import FileError
+
+FORMAT_NAME = "guiapp-predictions"
+FORMAT_VERSION = 1
+CHUNK_ROWS = 1 << 16
+#: The dataset names scripts can rely on (docs/ARCHITECTURE.md, "Predictions").
+COLUMNS = ("row", "label", "pred", "prob", "topk_class", "topk_prob", "probs")
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """What a predictions file holds; everything but the rows written so far."""
+
+    rows: int
+    num_classes: int
+    top_k: int
+    class_names: tuple[str, ...]
+    has_labels: bool
+    with_probs: bool
+    model_hash: str
+    model_path: str
+    dataset_hash: str
+    dataset_path: str
+    split: str
+    batch: int
+
+    def identity(self) -> dict[str, Any]:
+        """What must match for a file to be resumed (paths may move, hashes may not)."""
+        return {
+            "rows": self.rows,
+            "num_classes": self.num_classes,
+            "top_k": self.top_k,
+            "has_labels": self.has_labels,
+            "with_probs": self.with_probs,
+            "model_hash": self.model_hash,
+            "dataset_hash": self.dataset_hash,
+            "split": self.split,
+            "batch": self.batch,
+        }
+
+
+def _chunks(n: int, width: int = 1) -> tuple[int, ...]:
+    rows = max(1, min(n, CHUNK_ROWS // max(1, width // 4 + 1)))
+    return (rows,) if width == 0 else (rows, width)
+
+
+def create_table(path: Path, spec: TableSpec, rows: np.ndarray) -> None:
+    """Create the whole file (with its ``row`` column) atomically; no predictions yet."""
+    n, k, c = spec.rows, spec.top_k, spec.num_classes
+    if len(rows) != n:
+        raise ValueError(f"{len(rows)} row numbers for a table of {n} rows")
+    with atomic_path(path) as tmp, h5py.File(tmp, "w", libver="earliest") as f:
+
+        def column(name: str, dtype: str, width: int = 0) -> None:
+            shape: tuple[int, ...] = (n,) if width == 0 else (n, width)
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+            dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
+            if n:
+                dcpl.set_chunk(_chunks(n, width))
+            f.create_dataset(name, shape=shape, dtype=dtype, dcpl=dcpl, track_times=False)
+
+        column("row", "int64")
+        if n:
+            f["row"][:] = rows.astype(np.int64)
+        if spec.has_labels:
+            column("label", "int32")
+        column("pred", "int32")
+        column("prob", "float32")
+        column("topk_class", "int32", k)
+        column("topk_prob", "float32", k)
+        if spec.with_probs:
+            column("probs", "float32", c)
+        a = f.attrs
+        a["format"] = FORMAT_NAME
+        a["format_version"] = np.int64(FORMAT_VERSION)
+        a["committed"] = np.int64(0)
+        a["complete"] = np.int64(0)
+        a["rows"] = np.int64(n)
+        a["top_k"] = np.int64(k)
+        a["num_classes"] = np.int64(c)
+        a["batch"] = np.int64(spec.batch)
+        a["class_names"] = json.dumps(list(spec.class_names))
+        for key in ("model_hash", "model_path", "dataset_hash", "dataset_path", "split"):
+            a[key] = str(getattr(spec, key))
+        a["identity"] = json.dumps(spec.identity(), sort_keys=True)
+
+
+class TableWriter:
+    """Appends predictions to a table created by :func:`create_table`, one commit at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        with h5py.File(self.path, "r", locking=False) as f:
+            self.committed = int(f.attrs["committed"])
+            self.rows = int(f.attrs["rows"])
+            self.has_labels = "label" in f
+            self.with_probs = "probs" in f
+
+    def commit(
+        self,
+        pred: np.ndarray,
+        prob: np.ndarray,
+        topk_class: np.ndarray,
+        topk_prob: np.ndarray,
+        label: np.ndarray | None = None,
+        probs: np.ndarray | None = None,
+    ) -> int:
+        """Write the next ``len(pred)`` rows, then make them visible; returns ``committed``."""
+        a, b = self.committed, self.committed + len(pred)
+        if b > self.rows:
+            raise ValueError(f"rows {a}..{b} pass the table's {self.rows} rows")
+        with h5py.File(self.path, "r+", locking=False) as f:
+            f["pred"][a:b] = pred
+            f["prob"][a:b] = prob
+            f["topk_class"][a:b] = topk_class
+            f["topk_prob"][a:b] = topk_prob
+            if self.has_labels and label is not None:
+                f["label"][a:b] = label
+            if self.with_probs and probs is not None:
+                f["probs"][a:b] = probs
+            f.flush()
+            f.attrs["committed"] = np.int64(b)
+            if b == self.rows:
+                f.attrs["complete"] = np.int64(1)
+        self.committed = b
+        return b
+
+
+def read_identity(path: Path) -> dict[str, Any] | None:
+    """The identity a table was created with, or None when the file is not a table."""
+    try:
+        with h5py.File(path, "r", locking=False) as f:
+            if _text(f.attrs.get("format", "")) != FORMAT_NAME:
+                return None
+            identity: dict[str, Any] = json.loads(_text(f.attrs["identity"]))
+            return identity
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+class PredictionTable:
+    """Read a predictions file: its attributes and its committed rows, column by column."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        try:
+            f = h5py.File(self.path, "r", locking=False)
+        except (OSError, ValueError) as exc:
+            raise FileError(
+                self.path, f"cannot be read as a predictions file ({exc})", "Run guiapp predict"
+            ) from None
+        with f:
+            a = f.attrs
+            if _text(a.get("format", "")) != FORMAT_NAME:
+                raise FileError(
+                    self.path,
+                    "is not a predictions file (no format='guiapp-predictions' attribute)",
+                    "Give a file written by guiapp predict or a run's predictions.h5",
+                )
+            self.attrs = {k: _plain(v) for k, v in a.items()}
+            self.columns = [name for name in COLUMNS if name in f]
+        self.committed = int(self.attrs["committed"])
+        self.rows = int(self.attrs["rows"])
+        self.complete = bool(self.attrs["complete"])
+        self.class_names: list[str] = json.loads(str(self.attrs["class_names"]))
+        self.top_k = int(self.attrs["top_k"])
+        self.has_labels = "label" in self.columns
+
+    def read(self, name: str, a: int = 0, b: int | None = None) -> np.ndarray:
+        """Committed rows ``[a, b)`` of one column."""
+        b = self.committed if b is None else min(b, self.committed)
+        with h5py.File(self.path, "r", locking=False) as f:
+            return np.asarray(f[name][a:b])
+
+    def read_all(self, a: int = 0, b: int | None = None) -> dict[str, np.ndarray]:
+        b = self.committed if b is None else min(b, self.committed)
+        with h5py.File(self.path, "r", locking=False) as f:
+            return {name: np.asarray(f[name][a:b]) for name in self.columns}
+
+
+def _text(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
