@@ -1,11 +1,19 @@
-"""``TrainConfig``: everything a training run needs, resolved and checked before it starts."""
+"""``TrainConfig``: everything a training run needs, resolved and checked before it starts.
+
+It is the one typed form of a run's settings: the CLI builds it from its options, the GUI
+from its form, and both write it into an experiment's ``spec.json``
+(:mod:`.experiment_spec`); a run folder's ``config.json`` records it under ``"config"``.
+:meth:`TrainConfig.from_json` reads any of them back (resume never rebuilds argv).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+
+from ..errors import UserError
 
 
 @dataclass
@@ -32,6 +40,31 @@ class TrainConfig:
     augment: dict[str, Any] = field(default_factory=dict)
     class_weights: str | None = None
     max_steps: int = 0  # stop after this many steps per epoch (0: all); for quick runs
+    early_stopping: int = 0  # stop after this many epochs without a better val accuracy (0: off)
+    tensorboard: bool = True  # also write TensorBoard event files into RUN_DIR/tensorboard
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "config") -> TrainConfig:
+        """The config a ``to_json`` dict describes; unknown or missing keys are a UserError."""
+        if not isinstance(obj, dict):
+            raise UserError(f"{where}: a training config must be a JSON object")
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(obj) - names)
+        if unknown:
+            raise UserError(
+                f"{where}: unknown training setting(s) {', '.join(unknown)} "
+                f"(known: {', '.join(sorted(names))})"
+            )
+        missing = [k for k in ("data", "model", "out") if k not in obj]
+        if missing:
+            raise UserError(f"{where}: the training config lacks {', '.join(missing)}")
+        return cls(**obj)
+
+    def validation_split(self) -> str | None:
+        """The split the run validates (and reports) on: val, else test, else none."""
+        if self.val > 0 or self.folds:
+            return "val"
+        return "test" if self.test > 0 else None
 
     def block_rows_for(self, rows: int) -> int:
         """Blocks of 1024 rows, but at least ~256 blocks for small datasets (finer splits)."""
@@ -60,6 +93,12 @@ class TrainConfig:
             problems.append(f"fraction {self.fraction} must be in (0, 1]")
         if self.log_every < 1 or self.checkpoint_every < 1:
             problems.append("--log-every and --checkpoint-every must be at least 1")
+        if self.early_stopping < 0:
+            problems.append(f"--early-stopping {self.early_stopping}: use 0 (off) or a patience")
+        if self.early_stopping and self.validation_split() is None:
+            problems.append(
+                "--early-stopping needs a validation split: give --val, --test or --folds"
+            )
         return problems
 
     def to_json(self) -> dict[str, Any]:
@@ -79,6 +118,9 @@ class TrainConfig:
                 "cluster",
                 "worker_index",
                 "epochs",
+                "tensorboard",
             )
         }
+        if not keep.get("early_stopping"):  # runs from before early stopping keep their hash
+            keep.pop("early_stopping", None)
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
