@@ -170,10 +170,19 @@ def _check_folder(spec: ExperimentSpec, resume: bool, single: bool) -> None:
                     f"resume it with the same options (or: guiapp train --spec {spec.path} --resume)"
                 )
         return
-    if (out / "spec.json").exists() or (not single and (out / "config.json").exists()):
+    started = (out / "events.jsonl").exists() or (out / "config.json").exists()
+    if not started and (out / "spec.json").exists():  # written for this start (the GUI)?
+        started = _comparable(ExperimentSpec.load(out / "spec.json")) != _comparable(spec)
+    if started:
         raise UserError(
             f"{out}: an experiment already exists there. Resume it with --resume or choose another --out"
         )
+
+
+def _comparable(spec: ExperimentSpec) -> dict[str, Any]:
+    data = spec.to_json()
+    data["base"] = {k: v for k, v in data["base"].items() if k != "out"}
+    return data
 
 
 def _identities(spec: ExperimentSpec) -> list[tuple[str, str]]:

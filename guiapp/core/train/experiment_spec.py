@@ -213,6 +213,16 @@ class ExperimentSpec:
         return cls(base=cfg)
 
 
+def resume_spec_path(folder: str | Path) -> Path:
+    """The ``spec.json`` that resumes the run or experiment in ``folder`` (``guiapp train
+    --spec PATH --resume``), written from its ``config.json`` for a run from before
+    experiments."""
+    spec = ExperimentSpec.of_folder(folder)
+    if not spec.path.exists():
+        spec.save()
+    return spec.path
+
+
 def parse_fractions(text: str) -> list[float]:
     """``"0.01,0.1,1.0"`` -> ``[0.01, 0.1, 1.0]``; a UserError naming the bad part."""
     out = []
