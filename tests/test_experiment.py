@@ -284,3 +284,22 @@ def test_spec_trials_and_round_trip(tmp_path: Path) -> None:
     )
     first = [t.params for t in random.trials()]
     assert first == [t.params for t in random.trials()] and len({str(p) for p in first}) == 3
+
+
+# ---------------------------------------------------------------------- parallel trials
+def test_parallel_trials_on_two_cpu_slots_equal_sequential(
+    images: Path, tmp_path: Path, three_folds: Path
+) -> None:
+    """Three folds on two slots (``cpu:2``: two child processes at once, one reused)."""
+    out = tmp_path / "par"
+    r = train(images, out, "--folds", "3", *QUICK, "--devices", "cpu:2", "--parallel-trials")
+    assert r.returncode == 0, r.stderr[-3000:]
+    events = events_of(r.stdout)
+    starts = [e["trial"] for e in events if e["event"] == "started"]
+    assert sorted(starts) == ["fold-0", "fold-1", "fold-2"]
+    first_finish = next(i for i, e in enumerate(events) if e["event"] == "finished")
+    assert sum(e["event"] == "started" for e in events[:first_finish]) == 2  # two at once
+    got, ref = summary_of(out), summary_of(three_folds)
+    for a, b in zip(got["trials"], ref["trials"], strict=True):
+        assert a["final"]["val_accuracy"] == b["final"]["val_accuracy"]
+    assert (out / "fold-2" / "events.jsonl").exists() and (out / "events.jsonl").exists()

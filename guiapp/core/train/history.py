@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .describe import describe_event
+from .experiment_spec import SINGLE_TRIAL
 
 END_EVENTS = ("finished", "stopped", "failed")
 SMOOTHING = 0.9  # exponential moving average of the per-batch curves
@@ -187,7 +188,8 @@ class RunHistory:
         if not b:
             return ""
         epochs = s.get("epochs") or "?"
-        return (
+        trial = b.get("trial")
+        return ("" if trial in (None, SINGLE_TRIAL) else f"{trial} · ") + (
             f"epoch {int(_number(b.get('epoch'))) + 1}/{epochs} · step {b.get('step')}/"
             f"{b.get('steps')} · loss {_number(b.get('loss')):.4f} · accuracy "
             f"{_number(b.get('accuracy')):.4f}"

@@ -8,8 +8,15 @@ RUN_DIR/
   checkpoints/last.h5  weights + optimizer + position (epoch, step) of the newest checkpoint
   best.keras, last.keras
   confusion.csv, report.json, report.md   evaluation with class names
+  tensorboard/       TensorBoard event files: batch and epoch scalars, HParams
   train.log          tracebacks of failures
 ```
+
+An experiment (``core/train/experiment.py``) is a folder of such run folders, one per trial
+(``fold-1/``, ``fraction-0.1/``, ``grid-002-fold-0/``), plus ``spec.json`` (what it runs),
+``events.jsonl`` (every trial's events, tagged with ``trial``), ``experiment.json`` and
+``experiment.md`` (the summary). A single run is an experiment of one trial: its run folder
+is the experiment folder, holding ``spec.json`` and the summary beside the run's files.
 """
 
 from __future__ import annotations
