@@ -67,12 +67,11 @@ def run_experiment(
         trials = [t for t in trials if t.id == trial]
         if not trials:
             raise UserError(f"{spec.path}: no trial {trial!r} in this experiment")
-    else:
+    elif chief:  # the other workers of a cluster train the same trials, writing nothing
         _check_folder(spec, resume, single)
-        if chief:
-            spec.save()
-            if not single:
-                sink.log_path = spec.out / "events.jsonl"
+        spec.save()
+        if not single:
+            sink.log_path = spec.out / "events.jsonl"
     if not single and trial is None:
         sink.emit(
             "experiment",
@@ -181,7 +180,8 @@ def _check_folder(spec: ExperimentSpec, resume: bool, single: bool) -> None:
 
 def _comparable(spec: ExperimentSpec) -> dict[str, Any]:
     data = spec.to_json()
-    data["base"] = {k: v for k, v in data["base"].items() if k != "out"}
+    runtime = ("out", "devices", "cluster", "worker_index", "log_every")
+    data["base"] = {k: v for k, v in data["base"].items() if k not in runtime}
     return data
 
 

@@ -7,12 +7,14 @@ children (minutes on a CPU); the window then shows each one on the Experiments p
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from guiapp.core.project import DatasetRef, Project
@@ -47,9 +49,16 @@ def take_experiment_screenshots(app: QApplication, out: Path) -> int:
             "--batch", "64", "--val", "0.2", *extra)  # fmt: skip
         project.runs.append({"path": str(folder), "name": folder.name, "status": "finished"})
     project.save()
-    window = MainWindow(Project.load(project.path))
-    window.resize(1280, 860)
+    return retake(app, work, out)
+
+
+def retake(app: QApplication, work: Path, out: Path) -> int:
+    """The Experiments page of each experiment in ``work/experiments.gproj``, as PNGs."""
+    out.mkdir(parents=True, exist_ok=True)
+    window = MainWindow(Project.load(work / "experiments.gproj"))
+    window.resize(1280, 900)
     window.show()
+    window.resizeDocks([window.jobs_panel], [90], Qt.Orientation.Vertical)
     window.set_page(5)
     page = window.page("Experiments")
     drive = Driver(app, time.monotonic() + 120)
@@ -57,10 +66,14 @@ def take_experiment_screenshots(app: QApplication, out: Path) -> int:
         page.chooser.setCurrentIndex(i)  # type: ignore[attr-defined]
         drive.wait(lambda: page.history.status == "finished", name, settle_s=0.8)  # type: ignore[attr-defined]
         window.grab().save(str(out / f"{name}.png"))
-    window.close()
     return 0
 
 
 if __name__ == "__main__":
     application = QApplication(sys.argv[:1])
-    sys.exit(take_experiment_screenshots(application, Path(sys.argv[1])))
+    if len(sys.argv) > 2:  # DIR WORK: shoot again the experiments trained in WORK
+        code = retake(application, Path(sys.argv[2]), Path(sys.argv[1]))
+    else:
+        code = take_experiment_screenshots(application, Path(sys.argv[1]))
+    sys.stdout.flush()
+    os._exit(code)  # skip Qt's teardown at exit (PySide6 can crash collecting widgets)

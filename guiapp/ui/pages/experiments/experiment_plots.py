@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QVBoxLayout, QWidget
 from guiapp.core.train.experiment_history import ExperimentHistory
 
 BAND = (255, 127, 14, 60)
+MAX_LEGEND = 8  # trials named in the legend; the table names them all
 MEAN = (255, 127, 14)
 
 
@@ -54,6 +55,18 @@ def _number(value: Any) -> float | None:
     return None if math.isnan(f) else f
 
 
+def log_ticks(x: np.ndarray) -> list[tuple[float, str]]:
+    """Ticks at 1, 2 and 5 times the powers of ten that span ``x`` (log10 positions)."""
+    lo, hi = float(np.min(x)), float(np.max(x))
+    ticks = []
+    for k in range(int(math.floor(math.log10(lo))) - 1, int(math.ceil(math.log10(hi))) + 1):
+        for m in (1, 2, 5):
+            v = m * 10.0**k
+            if lo / 1.5 <= v <= hi * 1.5:
+                ticks.append((math.log10(v), f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    return ticks
+
+
 class ExperimentPlots(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -77,10 +90,10 @@ class ExperimentPlots(QWidget):
         grid.addWidget(self.val, 0, 1)
         grid.addWidget(self.scaling, 1, 0)
         grid.addWidget(scatter_box, 1, 1)
-        self.val.getPlotItem().addLegend(offset=(-8, 8), labelTextSize="8pt")
+        self.legend = self.val.getPlotItem().addLegend(offset=(8, 8), labelTextSize="8pt")
         self.loss_curves: dict[str, pg.PlotDataItem] = {}
         self.val_curves: dict[str, pg.PlotDataItem] = {}
-        self.band_mean = self.val.plot([], [], pen=pg.mkPen(MEAN, width=3), name="mean over folds")
+        self.band_mean = self.val.plot([], [], pen=pg.mkPen(MEAN, width=3))
         self._band_top = pg.PlotDataItem([], [])
         self._band_bottom = pg.PlotDataItem([], [])
         self.band = pg.FillBetweenItem(self._band_top, self._band_bottom, brush=BAND)
@@ -126,11 +139,16 @@ class ExperimentPlots(QWidget):
                 self.loss_curves[tid] = self.loss.plot([], [], pen=pg.mkPen(color, width=1.5))
                 self.val_curves[tid] = self.val.plot(
                     [], [], pen=pg.mkPen(color, width=1), symbol="o", symbolSize=7,
-                    symbolBrush=color, name=tid,
+                    symbolBrush=color, name=tid if i < MAX_LEGEND else None,
                 )  # fmt: skip
             self.loss_curves[tid].setData(run.step.view(), run.smooth["loss"].view())
             epochs = run.epoch_index.view() + 1
             self.val_curves[tid].setData(epochs, run.epoch["val_accuracy"].view())
+        most = max((len(run.epoch_index) for run in h.trials.values()), default=0)
+        if most <= 1:  # one epoch per trial: a column of points, centred
+            self.val.getPlotItem().setXRange(0.0, 2.0, padding=0)
+        else:
+            self.val.getPlotItem().enableAutoRange(axis="x")
         self._draw_band()
         self._draw_scaling()
         self._draw_scatter()
@@ -143,6 +161,9 @@ class ExperimentPlots(QWidget):
             best = max(groups, key=lambda g: g["mean_val_accuracy"] or -1.0, default=None)
             ids = best["trials"] if best else []
         x, mean, std = h.fold_band(ids) if ids else (np.zeros(0),) * 3
+        self.legend.removeItem(self.band_mean)
+        if len(x):
+            self.legend.addItem(self.band_mean, "mean ± std over folds")
         self.band_mean.setData(x, mean)
         self._band_top.setData(x, mean + std)
         self._band_bottom.setData(x, mean - std)
@@ -159,6 +180,9 @@ class ExperimentPlots(QWidget):
         self.scaling_curve.setData(x, y)
         # the plot's x axis is log10; the error bars are drawn in its coordinates
         self.scaling_bars.setData(x=np.log10(x) if len(x) else x, y=y, height=2 * err)
+        plot = self.scaling.getPlotItem()
+        plot.setTitle(None if len(x) else "no data fractions in this experiment (--fractions)")
+        plot.getAxis("bottom").setTicks([log_ticks(x)] if len(x) else None)
 
     def scaling_points(self) -> int:
         x, _ = self.scaling_curve.getData()

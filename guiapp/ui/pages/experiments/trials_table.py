@@ -47,6 +47,7 @@ class TrialsTable(QTableWidget):
         self.setSortingEnabled(True)
         self.verticalHeader().setVisible(False)
         self.horizontalHeader().setStretchLastSection(True)
+        self.setMinimumHeight(150)
         self.params: list[str] = []
 
     def show_rows(self, params: list[str], rows: list[dict[str, Any]]) -> None:
@@ -73,6 +74,7 @@ class TrialsTable(QTableWidget):
                 item.setData(Qt.ItemDataRole.UserRole, r["id"])
                 self.setItem(i, c, item)
         self.setSortingEnabled(True)
+        self.resizeColumnsToContents()
         if chosen is not None:
             self.select_trial(chosen)
 
