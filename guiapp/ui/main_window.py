@@ -77,6 +77,8 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
                 page.show_samples.connect(self.show_samples)
             if hasattr(page, "run_ended"):  # a run ended: the Runs page reads it again
                 page.run_ended.connect(self._run_ended)
+            if hasattr(page, "open_run"):  # the Experiments page opens a trial in Runs
+                page.open_run.connect(self.open_run)
         self._closing_after_training = False
 
         self.path_label = QLabel()
@@ -112,6 +114,18 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         for page in self.pages:
             if hasattr(page, "refresh") and hasattr(page, "show_samples"):
                 page.refresh()
+
+    def open_run(self, path: str, name: str) -> None:
+        """Show the run folder ``path`` (an experiment's trial) in the Runs page; a trial
+        is listed there as a run of its own (marked ``trial_of`` its experiment)."""
+        if not any(str(r["path"]) == path for r in self.project.runs):
+            entry = {"path": path, "name": name, "status": "finished"}
+            entry["trial_of"] = str(Path(path).parent)
+            self.project.runs.append(entry)
+            self._on_project_changed()
+        runs = self.page("Runs")
+        runs.select_run(path)  # type: ignore[attr-defined]
+        self.set_page(self.pages.index(runs))
 
     def show_samples(self, rows: object, title: str, dataset: str, predictions: str = "") -> None:
         """Open dataset rows (e.g. one confusion cell's samples) in the Browser page, with

@@ -20,7 +20,7 @@ from guiapp.ui.main_window import MainWindow
 from guiapp.ui.pages import DatasetsPage
 from guiapp.ui.theme import apply_theme
 
-PAGE_TITLES = ["Datasets", "Browser", "Model", "Training", "Runs"]
+PAGE_TITLES = ["Datasets", "Browser", "Model", "Training", "Runs", "Experiments"]
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -58,9 +58,9 @@ def menu_action(window: MainWindow, menu_title: str, action_text: str) -> QActio
     raise AssertionError(f"no {menu_title} > {action_text} action")
 
 
-def test_window_shows_all_five_pages(window: MainWindow, qtbot) -> None:
+def test_window_shows_all_six_pages(window: MainWindow, qtbot) -> None:
     assert [window.sidebar.item(i).text() for i in range(window.sidebar.count())] == PAGE_TITLES
-    assert window.stack.count() == 5
+    assert window.stack.count() == 6
     for i, title in enumerate(PAGE_TITLES):
         window.sidebar.setCurrentRow(i)
         page = window.current_page()

@@ -1,14 +1,20 @@
-"""``TrainConfig``: everything a training run needs, resolved and checked before it starts."""
+"""``TrainConfig``: everything a training run needs, resolved and checked before it starts.
+
+It is the one typed form of a run's settings: the CLI builds it from its options, the GUI
+from its form, and both write it into an experiment's ``spec.json``
+(:mod:`.experiment_spec`); a run folder's ``config.json`` records it under ``"config"``.
+:meth:`TrainConfig.from_json` reads any of them back (resume never rebuilds argv).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from ..errors import SEED_MAX, OptionError
+from ..errors import SEED_MAX, OptionError, UserError
 
 
 @dataclass
@@ -35,6 +41,31 @@ class TrainConfig:
     augment: dict[str, Any] = field(default_factory=dict)
     class_weights: str | None = None
     max_steps: int = 0  # stop after this many steps per epoch (0: all); for quick runs
+    early_stopping: int = 0  # stop after this many epochs without a better val accuracy (0: off)
+    tensorboard: bool = True  # also write TensorBoard event files into RUN_DIR/tensorboard
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "config") -> TrainConfig:
+        """The config a ``to_json`` dict describes; unknown or missing keys are a UserError."""
+        if not isinstance(obj, dict):
+            raise UserError(f"{where}: a training config must be a JSON object")
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(obj) - names)
+        if unknown:
+            raise UserError(
+                f"{where}: unknown training setting(s) {', '.join(unknown)} "
+                f"(known: {', '.join(sorted(names))})"
+            )
+        missing = [k for k in ("data", "model", "out") if k not in obj]
+        if missing:
+            raise UserError(f"{where}: the training config lacks {', '.join(missing)}")
+        return cls(**obj)
+
+    def validation_split(self) -> str | None:
+        """The split the run validates (and reports) on: val, else test, else none."""
+        if self.val > 0 or self.folds:
+            return "val"
+        return "test" if self.test > 0 else None
 
     def block_rows_for(self, rows: int) -> int:
         """Blocks of 1024 rows, but at least ~256 blocks for small datasets (finer splits)."""
@@ -58,7 +89,10 @@ class TrainConfig:
 
     def identity_fields(self) -> dict[str, Any]:
         """What must not change between a run and its resume (not out/devices/logging)."""
-        return {k: v for k, v in self.to_json().items() if k not in RESUMABLE_CHANGES}
+        keep = {k: v for k, v in self.to_json().items() if k not in RESUMABLE_CHANGES}
+        if not keep.get("early_stopping"):  # runs from before early stopping keep their hash
+            keep.pop("early_stopping", None)
+        return keep
 
     def identity(self) -> str:
         keep = self.identity_fields()
@@ -91,11 +125,13 @@ RESUMABLE_CHANGES = (
     "cluster",
     "worker_index",
     "epochs",
+    "tensorboard",
 )
 #: Fields that are ``guiapp train`` options of the same name (with dashes).
 OPTION_NAMES = (
     "data", "epochs", "batch", "val", "test", "folds", "fold", "seed", "devices", "augment",
     "class_weights", "max_steps", "log_every", "checkpoint_every", "worker_index",
+    "early_stopping",
 )  # fmt: skip
 
 
@@ -170,6 +206,14 @@ def check_augment(cfg: TrainConfig) -> str | None:
     return None
 
 
+def check_early_stopping(cfg: TrainConfig) -> str | None:
+    if not _is_int(cfg.early_stopping) or cfg.early_stopping < 0:
+        return f"--early-stopping {cfg.early_stopping}: use 0 (off) or a patience in epochs"
+    if cfg.early_stopping and cfg.validation_split() is None:
+        return "--early-stopping needs a validation split: give --val, --test or --folds"
+    return None
+
+
 def check_class_weights(cfg: TrainConfig) -> str | None:
     if cfg.class_weights in (None, "balanced"):
         return None
@@ -200,6 +244,7 @@ CHECKS: list[Callable[[TrainConfig], str | None]] = [
     _at_least("checkpoint_every", 1, "checkpoint every N >= 1 steps"),
     _at_least("worker_index", 0, "workers are numbered from 0"),
     check_augment,
+    check_early_stopping,
     check_class_weights,
     check_devices,
 ]

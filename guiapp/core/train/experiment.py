@@ -1,110 +1,207 @@
-"""``run_training``: a run, k folds, or a data-scaling curve, each fold/fraction a run folder."""
+"""``run_experiment``: the trials of an :class:`ExperimentSpec`, each an ordinary run folder.
+
+Trials run one after another in this process, or with ``parallel_trials`` one per listed
+device at once, each in a child ``guiapp train --spec SPEC --trial ID`` (:mod:`.parallel_trials`).
+Every event of a trial carries ``trial`` (its id), so one stream serves them all; an
+experiment of several trials also writes that stream to ``OUT/events.jsonl`` and brackets
+it with ``experiment`` (the trials and their parameters), ``trial`` (one starts or is
+skipped as finished) and ``experiment_finished`` (the summary) events.
+
+``resume`` skips finished trials, resumes the trial in progress from its checkpoint (the
+runner's exact resume) and starts the others; the summary is rewritten after each trial.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import statistics
-from pathlib import Path
+import shutil
 from typing import Any
 
 from ..errors import UserError
 from ..events import CancelToken, EventSink
-from .config import TrainConfig
 from .devices import Devices
+from .experiment_spec import ExperimentSpec, Trial
+from .experiment_summary import trial_status, write_summary
 from .runfolder import RunFolder
-from .runner import TrainingJob
+
+__all__ = ["TrialSink", "run_experiment"]
 
 
-def run_training(
-    cfg: TrainConfig,
-    devices: Devices,
+class TrialSink(EventSink):
+    """Tags every event with the trial id and passes it to the experiment's sink; the
+    runner points :attr:`log_path` at the trial's own ``events.jsonl``."""
+
+    def __init__(self, parent: EventSink, trial: str) -> None:
+        super().__init__(None)
+        self.parent = parent
+        self.trial = trial
+        self._own = EventSink(None)
+
+    def emit(self, kind: str, **fields: Any) -> dict[str, Any]:
+        fields.setdefault("trial", self.trial)
+        event = self.parent.emit(kind, **fields)
+        if self.log_path is not None and self.log_path != self.parent.log_path:
+            self._own.log_path = self.log_path
+            self._own.emit(kind, **{k: v for k, v in event.items() if k != "event"})
+        for listener in self.listeners:
+            listener(event)
+        return event
+
+
+def run_experiment(
+    spec: ExperimentSpec,
     sink: EventSink,
     cancel: CancelToken,
     *,
     resume: bool = False,
-    all_folds: bool = False,
-    fractions: list[float] | None = None,
+    trial: str | None = None,
+    devices: Devices | None = None,
 ) -> dict[str, Any]:
-    problems = cfg.check()
+    """Run (or resume) the experiment; ``trial``: only that one (a parallel child)."""
+    problems = spec.check()
     if problems:
         raise UserError("; ".join(problems))
-    if fractions:
-        return _sweep(cfg, devices, sink, cancel, resume, "fraction", fractions)
-    if cfg.folds and all_folds:
-        return _sweep(cfg, devices, sink, cancel, resume, "fold", list(range(cfg.folds)))
-    return _one(cfg, devices, sink, cancel, resume)
-
-
-def _one(
-    cfg: TrainConfig, devices: Devices, sink: EventSink, cancel: CancelToken, resume: bool
-) -> dict[str, Any]:
-    job = TrainingJob(cfg, devices, sink, cancel, resume=resume)
-    return job.run_job()
-
-
-def _sweep(
-    cfg: TrainConfig,
-    devices: Devices,
-    sink: EventSink,
-    cancel: CancelToken,
-    resume: bool,
-    what: str,
-    values: list[Any],
-) -> dict[str, Any]:
-    out = Path(cfg.out)
-    results = []
-    for v in values:
-        sub = dataclasses.replace(
-            cfg,
-            out=str(out / f"{what}-{v}"),
-            **({"fold": v} if what == "fold" else {"fraction": float(v)}),
+    trials = spec.trials()
+    single = len(trials) == 1
+    chief = spec.base.worker_index == 0 if spec.base.cluster else True
+    if trial is not None:
+        trials = [t for t in trials if t.id == trial]
+        if not trials:
+            raise UserError(f"{spec.path}: no trial {trial!r} in this experiment")
+    elif chief:  # the other workers of a cluster train the same trials, writing nothing
+        _check_folder(spec, resume, single)
+        spec.save()
+        if not single:
+            sink.log_path = spec.out / "events.jsonl"
+    if not single and trial is None:
+        sink.emit(
+            "experiment",
+            out=str(spec.out),
+            varied=spec.varied(),
+            trials=[{"id": t.id, "params": t.params, "run_dir": str(t.run_dir)} for t in trials],
+            resumed=resume,
         )
-        run = RunFolder(sub.out)
-        if resume and (run.path / "report.json").exists():
-            res: dict[str, Any] = {"status": "finished", **_finished(run)}
+    if spec.parallel_trials and trial is None and not single:
+        from .parallel_trials import device_slots, run_parallel
+
+        slots = device_slots(spec.base.devices)
+        if len(slots) > 1:
+            outcome = run_parallel(spec, trials, slots, sink, cancel, resume=resume)
+            return _end(spec, sink, outcome, chief)
+    result: dict[str, Any] = {"status": "finished"}
+    for i, t in enumerate(trials):
+        run = RunFolder(t.run_dir)
+        status = trial_status(run)
+        if not single and trial is None:
+            if resume and status == "finished":
+                sink.emit("trial", trial=t.id, status="finished", index=i, params=t.params)
+                continue
+            sink.emit(
+                "trial",
+                trial=t.id,
+                status="started",
+                index=i,
+                params=t.params,
+                run_dir=str(t.run_dir),
+            )
+        if devices is None:
+            from .devices import make_devices
+
+            devices = make_devices(spec.base.devices, spec.base.cluster, spec.base.worker_index)
+        result = run_trial(t, devices, sink, cancel, resume=resume and _resumable(run, single))
+        if result.get("status") == "stopped":
+            return _end(spec, sink, {"status": "stopped", "trial": t.id}, chief, single, trial)
+        if chief and not single and trial is None:
+            write_summary(spec)
+    if single:
+        if chief:
+            write_summary(spec)
+        return result
+    return _end(spec, sink, {"status": "finished"}, chief, single, trial)
+
+
+def run_trial(
+    t: Trial, devices: Devices, sink: EventSink, cancel: CancelToken, *, resume: bool
+) -> dict[str, Any]:
+    """One trial: the runner with a tagging sink and, on the chief, the TensorBoard log."""
+    from .runner import TrainingJob
+
+    tsink = TrialSink(sink, t.id)
+    board = None
+    if t.config.tensorboard and devices.is_chief:
+        from .tensorboard_log import TensorBoardLog, tensorboard_missing
+
+        missing = tensorboard_missing()
+        if missing:
+            tsink.emit("log", message=missing)
         else:
-            res = _one(sub, devices, sink, cancel, resume and run.config.exists())
-        res[what] = v
-        results.append(res)
-        if res["status"] == "stopped":
-            return {"status": "stopped", what: v}
-    accs: list[float] = [
-        float(r["val_accuracy"]) for r in results if r.get("val_accuracy") is not None
-    ]
-    rows: list[dict[str, Any]] = [
-        {what: r[what], "val_accuracy": r.get("val_accuracy"), "val_loss": r.get("val_loss")}
-        for r in results
-    ]
-    summary: dict[str, Any] = {
-        "status": "finished",
-        what + "s": values,
-        "results": rows,
-        "mean_val_accuracy": statistics.fmean(accs) if accs else None,
-        "std_val_accuracy": statistics.pstdev(accs) if len(accs) > 1 else 0.0,
-    }
-    if devices.is_chief:
-        RunFolder(out).write_json(f"{what}s.json", summary)
-        lines = [f"| {what} | validation accuracy | validation loss |", "|---|---|---|"]
-        for r in rows:
-            lines.append(
-                f"| {r[what]} | {r['val_accuracy']:.4f} | {r['val_loss']:.4f} |"
-                if r["val_accuracy"] is not None
-                else f"| {r[what]} | - | - |"
-            )
-        if accs:
-            lines.append(
-                f"\nMean {summary['mean_val_accuracy']:.4f} ± {summary['std_val_accuracy']:.4f} over {len(accs)} {what}s."
-            )
-        (out / f"{what}s.md").write_text("\n".join(lines) + "\n")
-    sink.emit(f"{what}s_summary", **{k: v for k, v in summary.items() if k != "status"})
-    return summary
+            board = TensorBoardLog(t.run_dir, t.id, t.params)
+            tsink.listeners.append(board)
+    try:
+        return TrainingJob(t.config, devices, tsink, cancel, resume=resume).run_job()
+    finally:
+        if board is not None:
+            board.close()
 
 
-def _finished(run: RunFolder) -> dict[str, Any]:
-    rep = run.read_json("report.json")
-    hist = run.read_history()
-    last = hist[-1] if hist else {}
-    return {
-        "val_accuracy": rep.get("accuracy"),
-        "val_loss": float(last["val_loss"]) if last.get("val_loss") else None,
-    }
+def _resumable(run: RunFolder, single: bool) -> bool:
+    """A trial resumes from its checkpoint; one killed before its first checkpoint restarts."""
+    if single:
+        return True
+    if run.config.exists() and not run.checkpoint.exists():
+        shutil.rmtree(run.path)
+        return False
+    return bool(run.config.exists())
+
+
+def _check_folder(spec: ExperimentSpec, resume: bool, single: bool) -> None:
+    out = spec.out
+    if resume:
+        if not (out / "spec.json").exists() and not (out / "config.json").exists():
+            raise UserError(
+                f"{out}: there is no run to resume here (no spec.json or config.json). "
+                "Start it without --resume"
+            )
+        if (out / "spec.json").exists():
+            stored = ExperimentSpec.load(out / "spec.json")
+            if _identities(stored) != _identities(spec):
+                raise UserError(
+                    f"{out}: this experiment was started with other data, model or settings; "
+                    f"resume it with the same options (or: guiapp train --spec {spec.path} --resume)"
+                )
+        return
+    started = (out / "events.jsonl").exists() or (out / "config.json").exists()
+    if not started and (out / "spec.json").exists():  # written for this start (the GUI)?
+        started = _comparable(ExperimentSpec.load(out / "spec.json")) != _comparable(spec)
+    if started:
+        raise UserError(
+            f"{out}: an experiment already exists there. Resume it with --resume or choose another --out"
+        )
+
+
+def _comparable(spec: ExperimentSpec) -> dict[str, Any]:
+    data = spec.to_json()
+    runtime = ("out", "devices", "cluster", "worker_index", "log_every")
+    data["base"] = {k: v for k, v in data["base"].items() if k not in runtime}
+    return data
+
+
+def _identities(spec: ExperimentSpec) -> list[tuple[str, str]]:
+    return [(t.id, t.config.identity()) for t in spec.trials()]
+
+
+def _end(
+    spec: ExperimentSpec,
+    sink: EventSink,
+    result: dict[str, Any],
+    chief: bool,
+    single: bool = False,
+    trial: str | None = None,
+) -> dict[str, Any]:
+    if single or trial is not None:
+        return result
+    if chief:
+        data = write_summary(spec)
+        result["summary"] = data["summary"]
+        if result["status"] == "finished":
+            sink.emit("experiment_finished", summary=data["summary"], trials=data["trials"])
+    return result

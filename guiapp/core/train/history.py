@@ -3,16 +3,25 @@
 The Training page feeds it the live events of ``guiapp train`` and plots its arrays; the
 Runs page builds one from a run folder's ``events.jsonl`` (on a worker thread). Arrays
 grow by doubling, so 10^6 batch points cost no per-event copies.
+
+The events of an experiment (k folds, fractions, a sweep) carry their ``trial``; each
+trial's steps start again at 0, so a new trial continues the x axis where the previous one
+ended (:attr:`RunHistory.trial_starts` marks where), and repeats are dropped per trial only.
+:class:`~.experiment_history.ExperimentHistory` keeps one ``RunHistory`` per trial.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .describe import describe_event
+from .experiment_spec import SINGLE_TRIAL
 
 END_EVENTS = ("finished", "stopped", "failed")
 SMOOTHING = 0.9  # exponential moving average of the per-batch curves
@@ -75,50 +84,55 @@ class RunHistory:
         self.events = 0
         self.offset = 0
         self.log: list[str] = []
+        self.trial: Any = None  # the trial the last events belong to
+        self.trial_starts: list[tuple[Any, float]] = []  # (trial, first x) per trial seen
+        self._x0 = 0.0  # x offset of the current trial
+        self._trial_last_step = -math.inf
+        self._trial_last_epoch = -math.inf
 
     # ------------------------------------------------------------------ feeding
     def feed(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
         self.events += 1
+        self._switch_trial(event)
+        line = describe_event(event)
         if kind == "started":
             self.started = event
             self.status = "running"
             self.end = {}
-            resumed = event.get("resumed_from")
-            where = f" (resumed at {resumed})" if resumed else ""
-            self.log.append(
-                f"started{where}: {event.get('devices', '')}, {event.get('train_rows', 0):,} "
-                f"train rows, {event.get('val_rows', 0):,} validation rows, "
-                f"{event.get('steps_per_epoch', '?')} steps per epoch"
-            )
         elif kind == "batch":
             self._batch(event)
         elif kind == "epoch":
-            self._epoch(event)
+            if not self._epoch(event):
+                return
         elif kind == "evaluation":
             self.evaluation = event
-            self.log.append(
-                f"evaluation on {event.get('split', 'val')}: accuracy "
-                f"{_number(event.get('accuracy')):.4f}, macro F1 {_number(event.get('macro_f1')):.4f}"
-            )
-        elif kind == "checkpoint":
-            self.log.append(f"checkpoint at epoch {event.get('epoch')} step {event.get('step')}")
         elif kind in END_EVENTS:
             self.end = event
             self.status = str(kind)
-            detail = event.get("reason") or event.get("message") or ""
-            if kind == "finished":
-                detail = f"best validation accuracy {_number(event.get('best_val_accuracy')):.4f}"
-            self.log.append(f"{kind}{': ' + str(detail) if detail else ''}")
-        elif kind == "log":
-            self.log.append(str(event.get("message", "")))
+        if line is not None:
+            self.log.append(line)
+
+    def _switch_trial(self, event: dict[str, Any]) -> None:
+        """A new trial's steps restart: continue the x axis after the last point."""
+        if event.get("event") not in ("started", "batch", "epoch"):
+            return
+        trial = event.get("trial", event.get("fold"))
+        if trial == self.trial and self.trial_starts:
+            return
+        self.trial = trial
+        self._x0 = float(self.step.last() or 0.0) if len(self.step) else 0.0
+        self._trial_last_step = -math.inf
+        self._trial_last_epoch = -math.inf
+        self.trial_starts.append((trial, self._x0))
 
     def _batch(self, event: dict[str, Any]) -> None:
         step = _number(event.get("global_step"))
-        if len(self.step) and step <= (self.step.last() or 0):
+        if step <= self._trial_last_step:
             return  # a resumed run repeats nothing, but a re-read file might
+        self._trial_last_step = step
         self.last_batch = event
-        self.step.append(step)
+        self.step.append(self._x0 + step)
         for name in BATCH_FIELDS:
             self.batch[name].append(_number(event.get(name)))
         for name in ("loss", "accuracy"):
@@ -128,42 +142,25 @@ class RunHistory:
             else:
                 self.smooth[name].append(SMOOTHING * prev + (1 - SMOOTHING) * value)
 
-    def _epoch(self, event: dict[str, Any]) -> None:
+    def _epoch(self, event: dict[str, Any]) -> bool:
         epoch = _number(event.get("epoch"))
-        if len(self.epoch_index) and epoch <= (self.epoch_index.last() or -1):
-            return
+        if epoch <= self._trial_last_epoch:
+            return False
+        self._trial_last_epoch = epoch
         self.epoch_index.append(epoch)
         steps = _number(self.started.get("steps_per_epoch"))
-        x = self.step.last() if len(self.step) else (epoch + 1) * steps
+        x = self.step.last() if len(self.step) else self._x0 + (epoch + 1) * steps
         self.epoch_step.append(x if x is not None else math.nan)
         for name in EPOCH_FIELDS:
             self.epoch[name].append(_number(event.get(name)))
-        self.log.append(
-            f"epoch {int(epoch) + 1}: loss {_number(event.get('loss')):.4f}, accuracy "
-            f"{_number(event.get('accuracy')):.4f}, val_loss {_number(event.get('val_loss')):.4f}, "
-            f"val_accuracy {_number(event.get('val_accuracy')):.4f} "
-            f"({_number(event.get('duration_s')):.1f} s)"
-        )
+        return True
 
     # ------------------------------------------------------------------ reading
     @classmethod
     def from_events_file(cls, path: str | Path) -> RunHistory:
         """Read a run's events; ``offset`` is where the complete lines end (for tailing)."""
         history = cls()
-        try:
-            with open(path, "rb") as fh:
-                for line in fh:
-                    if not line.endswith(b"\n"):
-                        break  # a line still being written (or torn by a kill)
-                    history.offset += len(line)
-                    try:
-                        event = json.loads(line)
-                    except json.JSONDecodeError:
-                        continue
-                    if isinstance(event, dict):
-                        history.feed(event)
-        except FileNotFoundError:
-            pass
+        history.offset = feed_events_file(path, history.feed)
         return history
 
     # ------------------------------------------------------------------ derived
@@ -191,8 +188,29 @@ class RunHistory:
         if not b:
             return ""
         epochs = s.get("epochs") or "?"
-        return (
+        trial = b.get("trial")
+        return ("" if trial in (None, SINGLE_TRIAL) else f"{trial} · ") + (
             f"epoch {int(_number(b.get('epoch'))) + 1}/{epochs} · step {b.get('step')}/"
             f"{b.get('steps')} · loss {_number(b.get('loss')):.4f} · accuracy "
             f"{_number(b.get('accuracy')):.4f}"
         )
+
+
+def feed_events_file(path: str | Path, feed: Callable[[dict[str, Any]], None]) -> int:
+    """Feed every complete line of an ``events.jsonl``; the byte offset where they end."""
+    offset = 0
+    try:
+        with open(path, "rb") as fh:
+            for line in fh:
+                if not line.endswith(b"\n"):
+                    break  # a line still being written (or torn by a kill)
+                offset += len(line)
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(event, dict):
+                    feed(event)
+    except FileNotFoundError:
+        pass
+    return offset

@@ -139,7 +139,7 @@ def prepare_run(
         raise UserError(
             f"{ds.path}: the training split holds too few rows for one step of {global_batch} (batch {per_replica} x {dev.replicas} replicas); lower --batch or --val"
         )
-    val_split = "val" if (cfg.val > 0 or cfg.folds) else ("test" if cfg.test > 0 else None)
+    val_split = cfg.validation_split()
     val = (
         BatchPipeline(ds, batch_size=max(per_replica, 256), split=val_split, **common)
         if val_split

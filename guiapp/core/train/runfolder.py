@@ -9,8 +9,15 @@ RUN_DIR/
   best.keras, last.keras
   confusion.csv, report.json, report.md   evaluation with class names
   predictions.h5     the evaluated split's per-row predictions (core/predict/table.py)
+  tensorboard/       TensorBoard event files: batch and epoch scalars, HParams
   train.log          tracebacks of failures
 ```
+
+An experiment (``core/train/experiment.py``) is a folder of such run folders, one per trial
+(``fold-1/``, ``fraction-0.1/``, ``grid-002-fold-0/``), plus ``spec.json`` (what it runs),
+``events.jsonl`` (every trial's events, tagged with ``trial``), ``experiment.json`` and
+``experiment.md`` (the summary). A single run is an experiment of one trial: its run folder
+is the experiment folder, holding ``spec.json`` and the summary beside the run's files.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from ..pipeline import BatchPipeline
 from .checkpoint import save_checkpoint
 from .config import TrainConfig
 from .devices import Devices
+from .early_stopping import best_epoch, restore_best, should_stop
 from .evaluate import evaluate_split, write_evaluation
 from .meters import EpochMeters
 from .preflight import resolved_config
@@ -68,7 +69,8 @@ class TrainingJob:
             prep.train.weights is not None,
         )
         t_run = time.perf_counter()
-        while state.epoch < self.cfg.epochs:
+        patience = self.cfg.early_stopping
+        while state.epoch < self.cfg.epochs and not should_stop(state.history, patience):
             meters = self._train_epoch(prep, steps, state)
             if meters is None:
                 self._checkpoint(prep, state)
@@ -80,6 +82,15 @@ class TrainingJob:
                 )
                 return {"status": "stopped", "weights_hash": _weights_hash(prep.model)}
             self._end_epoch(prep, steps, state, meters)
+        if patience:  # early stopping keeps the best model: the run ends with its weights
+            restore_best(prep.model, self.run.best_model)
+            self.emit(
+                "early_stopping",
+                stopped=state.epoch < self.cfg.epochs,
+                epochs_run=state.epoch,
+                best_epoch=best_epoch(state.history),
+                patience=patience,
+            )
         return self._finish(prep, steps, state, t_run)
 
     # -- set-up ----------------------------------------------------------------------------

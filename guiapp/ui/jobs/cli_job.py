@@ -106,6 +106,12 @@ class CliJob(QObject):
     def is_running(self) -> bool:
         return self.status == "running"
 
+    def pid(self) -> int | None:
+        """The child's process id while it runs (another page may stop it with SIGTERM)."""
+        if self._process is None or not self.is_running():
+            return None
+        return int(self._process.processId()) or None
+
     def start(self) -> None:
         if self.is_running():
             raise RuntimeError(f"job {self.name!r} is already running")

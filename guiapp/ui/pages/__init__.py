@@ -5,6 +5,7 @@ from __future__ import annotations
 from guiapp.ui.pages.base import Page, PlaceholderPage
 from guiapp.ui.pages.browser.browser_page import BrowserPage
 from guiapp.ui.pages.datasets.datasets_page import DatasetsPage
+from guiapp.ui.pages.experiments.experiments_page import ExperimentsPage
 from guiapp.ui.pages.model.model_page import ModelPage
 from guiapp.ui.pages.runs.runs_page import RunsPage
 from guiapp.ui.pages.training.training_page import TrainingPage
@@ -13,6 +14,7 @@ __all__ = [
     "PAGE_TYPES",
     "BrowserPage",
     "DatasetsPage",
+    "ExperimentsPage",
     "ModelPage",
     "Page",
     "PlaceholderPage",
@@ -20,4 +22,11 @@ __all__ = [
     "TrainingPage",
 ]
 
-PAGE_TYPES: tuple[type[Page], ...] = (DatasetsPage, BrowserPage, ModelPage, TrainingPage, RunsPage)
+PAGE_TYPES: tuple[type[Page], ...] = (
+    DatasetsPage,
+    BrowserPage,
+    ModelPage,
+    TrainingPage,
+    RunsPage,
+    ExperimentsPage,
+)

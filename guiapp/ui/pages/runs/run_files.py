@@ -1,10 +1,10 @@
 """Read what a run folder holds, for the Runs page (plain functions, run on worker threads).
 
 No Qt, no TensorFlow: ``events.jsonl`` through :class:`RunHistory`, ``config.json`` and
-``report.json`` as JSON, and the validation rows of a class through the reader's own
-block plan (``ReadPlan``/``SplitSpec``, pure numpy), so the Browser can show exactly the
-samples the run validated on; a confusion cell's rows come from the run's
-``predictions.h5`` (``guiapp.core.predict``).
+``report.json`` as JSON, and the validation rows of a class through the core's
+:func:`~guiapp.core.train.validation_rows.validation_rows` (the runner's own split choice
+and block plan), so the Browser can show exactly the samples the run validated on; a confusion cell's rows come from the run's
+``predictions.h5`` (``guiapp.core.predict``). An experiment of several trials shows its best trial's report (``experiment.json``).
 """
 
 from __future__ import annotations
@@ -30,13 +30,14 @@ def read_run(path: str) -> dict[str, Any]:
     """Everything the Runs page shows about the run in ``path``."""
     folder = Path(path)
     events = folder / "events.jsonl"
-    if not events.exists():  # k-fold runs keep one folder per fold: show the last one
+    if not events.exists():  # k-fold runs of earlier versions: one folder per fold
         folds = sorted(folder.glob("fold-*/events.jsonl"))
         if folds:
             events = folds[-1]
     history = RunHistory.from_events_file(events)
-    report = _json(events.parent / "report.json") or dict(history.evaluation)
-    config = _json(events.parent / "config.json")
+    trial = _best_trial(folder) or events.parent
+    report = _json(trial / "report.json") or dict(history.evaluation)
+    config = _json(trial / "config.json")
     return {
         "path": path,
         "folder": str(events.parent),
@@ -48,33 +49,21 @@ def read_run(path: str) -> dict[str, Any]:
     }
 
 
+def _best_trial(folder: Path) -> Path | None:
+    """The run folder of an experiment's best trial (None for a single run)."""
+    summary = _json(folder / "experiment.json")
+    best = (summary.get("summary") or {}).get("best_trial")
+    for t in summary.get("trials") or []:
+        if t.get("id") == best and t.get("run") not in (None, "."):
+            return folder / str(t["run"])
+    return None
+
+
 def validation_rows(config: dict[str, Any], rows: int) -> np.ndarray:
     """The dataset rows of the run's validation split, in order."""
-    from guiapp.core.pipeline.read_plan import ReadPlan, SplitSpec
-    from guiapp.core.train.config import TrainConfig
+    from guiapp.core.train import validation_rows as core
 
-    known = {"data": "", "model": {}, "out": ""}
-    known.update({k: v for k, v in config.items() if k in TrainConfig.__dataclass_fields__})
-    cfg = TrainConfig(**known)
-    fold = cfg.fold if cfg.folds else 0
-    splits = SplitSpec(val=cfg.val, test=cfg.test, folds=cfg.folds, fold=fold, seed=cfg.seed)
-    plan = ReadPlan(
-        rows=rows,
-        batch_size=max(1, cfg.batch),
-        block_rows=cfg.block_rows_for(rows),
-        seed=cfg.seed,
-        split="val",
-        splits=splits,
-        shuffle=False,
-    )
-    blocks = plan.selected_blocks()
-    if not len(blocks):
-        return np.zeros(0, np.int64)
-    starts = blocks.astype(np.int64) * plan.block_rows
-    lengths = plan.block_lengths(blocks)
-    return np.concatenate(
-        [np.arange(a, a + n, dtype=np.int64) for a, n in zip(starts, lengths, strict=True)]
-    )
+    return core.validation_rows(core.config_of(config), rows)
 
 
 def predictions_file(info: dict[str, Any]) -> Path:

@@ -170,6 +170,14 @@ class RunsPage(Page):
         self._selection_changed()
 
     # ------------------------------------------------------------------ selection
+    def select_run(self, path: str) -> None:
+        """Select the run in ``path`` (the Experiments page opens a trial here)."""
+        self.refresh()
+        for row in range(self.table.rowCount()):
+            item = self.table.item(row, 0)
+            if item is not None and item.data(Qt.ItemDataRole.UserRole) == path:
+                self.table.selectRow(row)
+
     def selected_paths(self) -> list[str]:
         rows = sorted({i.row() for i in self.table.selectedItems()})
         items = [self.table.item(r, 0) for r in rows]

@@ -1,19 +1,22 @@
 """Runs the Training page follows outside its own child process.
 
 A run left going when the window closed is handed over to a detached ``guiapp train
---resume``; a run started elsewhere (or left so) is followed through its ``events.jsonl``
-(:class:`EventsTail`). :func:`resume_args` gives the arguments that continue a run.
+--spec SPEC --resume``; a run started elsewhere (or left so) is followed through its
+``events.jsonl`` (:class:`EventsTail`). :func:`resume_command` names the spec file that
+continues a run: the experiment's ``spec.json``, written from the recorded ``config.json``
+for a run from before experiments. Every setting (folds, test split, augmentation, class
+weights, ...) is in that file, so a resume never loses one.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtWidgets import QLabel
 
+from guiapp.core.train.experiment_spec import resume_spec_path
 from guiapp.core.train.history import END_EVENTS, RunHistory
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob
@@ -22,20 +25,9 @@ from guiapp.ui.jobs.run_tail import EventsTail, process_alive, start_detached
 RECENT_S = 120  # an unfinished events.jsonl touched this recently belongs to a live run
 
 
-def resume_args(run_dir: Path) -> list[str]:
-    """``guiapp train`` arguments that continue the run in ``run_dir`` (from config.json)."""
-    cfg = json.loads((run_dir / "config.json").read_text())["config"]
-    spec = run_dir / "model.json"
-    if not spec.exists():
-        spec.write_text(json.dumps(cfg["model"], indent=2))
-    args = ["--data", str(cfg["data"]), "--model", str(spec), "--out", str(run_dir)]
-    args += ["--epochs", str(cfg["epochs"]), "--batch", str(cfg["batch"])]
-    args += ["--val", str(cfg["val"]), "--seed", str(cfg["seed"])]
-    if cfg.get("folds"):
-        args += ["--folds", str(cfg["folds"])]
-    if cfg.get("max_steps"):
-        args += ["--max-steps", str(cfg["max_steps"])]
-    return [*args, "--devices", str(cfg["devices"]), "--resume"]
+def resume_command(run_dir: Path) -> list[str]:
+    """``guiapp train`` arguments (after the command) that resume ``run_dir``."""
+    return ["--spec", str(resume_spec_path(run_dir)), "--resume"]
 
 
 class DetachedRuns:
@@ -66,7 +58,7 @@ class DetachedRuns:
 
         def handed_over() -> None:
             if leave_running and self.run is not None and self.history.status == "stopped":
-                args = ["train", *resume_args(Path(self.run["path"]))]
+                args = ["train", *resume_command(Path(self.run["path"]))]
                 pid = start_detached(args, str(self.project.folder))
                 self.run["status"], self.run["pid"] = "running", pid
                 self.project_changed.emit()

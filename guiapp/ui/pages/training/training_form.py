@@ -1,16 +1,22 @@
-"""The settings of a training run: dataset, model, split or folds, batch, epochs, devices.
+"""The settings of a training experiment: dataset, model, split or folds, batch, epochs,
+devices, and (in :class:`.experiment_fields.ExperimentFields`) what varies.
 
-``TrainingForm.cli_args`` turns them into ``guiapp train`` arguments. Listing GPUs would
-need TensorFlow, which the GUI never imports, so devices are offered as the CLI's own
-words (auto, cpu, cpu:N, gpu, gpu:0,1) in an editable list.
+``TrainingForm.experiment_spec`` turns them into the typed
+:class:`~guiapp.core.train.experiment_spec.ExperimentSpec` that the page writes to
+``spec.json`` and runs with ``guiapp train --spec``. Listing GPUs would need TensorFlow,
+which the GUI never imports, so devices are offered as the CLI's own words (auto, cpu,
+cpu:N, gpu, gpu:0,1) in an editable list.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -20,8 +26,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from guiapp.core.model import template_names
+from guiapp.core.errors import UserError
+from guiapp.core.model import fit_template, template_names
 from guiapp.core.project import Project
+from guiapp.core.store import Dataset
+from guiapp.core.train.config import TrainConfig
+from guiapp.core.train.experiment_spec import ExperimentSpec
+from guiapp.ui.pages.training.experiment_fields import ExperimentFields
 
 DEVICES = ("auto", "cpu", "cpu:2", "gpu", "gpu:0", "gpu:0,1")
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cpu:\d+|gpu|gpu:\d+(,\d+)*)$")
@@ -48,6 +59,10 @@ class TrainingForm(QGroupBox):
         self.folds = QSpinBox()
         self.folds.setRange(2, 50)
         self.folds.setValue(5)
+        self.test = QDoubleSpinBox()
+        self.test.setRange(0.0, 0.9)
+        self.test.setSingleStep(0.05)
+        self.test.setToolTip("Fraction held out as a test split (by block)")
         self.batch = QSpinBox()
         self.batch.setRange(1, 1 << 20)
         self.batch.setValue(256)
@@ -65,18 +80,25 @@ class TrainingForm(QGroupBox):
             "auto: one GPU if present, else the CPU; gpu: every GPU (MirroredStrategy); "
             "gpu:0,1: those GPUs; cpu:N: N logical CPU devices"
         )
+        self.augment = QLineEdit()
+        self.augment.setPlaceholderText('on the fly, e.g. {"flip_h": true}')
+        self.class_weights = QCheckBox("balanced class weights")
         self.name = QLineEdit()
         self.name.setPlaceholderText("from the model's name")
+        self.experiment = ExperimentFields()
         form = QFormLayout(self)
         form.addRow("Dataset", self.dataset)
         form.addRow("Model", self.model)
         form.addRow("Split", self.split)
         form.addRow("Validation", self.val)
         form.addRow("Folds", self.folds)
+        form.addRow("Test", self.test)
         form.addRow("Batch per device", self.batch)
         form.addRow("Epochs", self.epochs)
         form.addRow("Steps per epoch", self.max_steps)
         form.addRow("Devices", self.devices)
+        form.addRow("Augment", self.augment)
+        form.addRow("", self.class_weights)
         form.addRow("Run name", self.name)
         self.split.currentIndexChanged.connect(self._split_changed)
         self._split_changed()
@@ -122,25 +144,50 @@ class TrainingForm(QGroupBox):
             )
         return out
 
-    def model_choice(self, project: Project) -> tuple[str, Any]:
-        """``("template", name)`` or ``("spec", spec_dict)`` for the chosen model."""
+    def model_spec(self, project: Project) -> dict[str, Any]:
+        """The chosen model as a spec: a project model, or a template fitted to the data."""
         kind, value = self.model.currentData()
         if kind == "template":
-            return "template", value
-        return "spec", project.models[value]["spec"]
+            with Dataset(str(self.dataset.currentData())) as ds:
+                return dict(fit_template(value, ds.sample_shape, ds.num_classes))
+        return dict(project.models[value]["spec"])
 
     def run_name(self) -> str:
         text = self.name.text().strip() or self.model.currentText().replace("template: ", "")
         return safe_name(text)
 
-    def cli_args(self, data: str, model: str, out: str) -> list[str]:
-        args = ["--data", data, "--model", model, "--out", out]
-        args += ["--epochs", str(self.epochs.value()), "--batch", str(self.batch.value())]
-        if self.split.currentIndex() == 1:
-            args += ["--folds", str(self.folds.value())]
-        else:
-            args += ["--val", f"{self.val.value():g}"]
-        if self.max_steps.value():
-            args += ["--max-steps", str(self.max_steps.value())]
-        args += ["--devices", self.devices.currentText().strip(), "--log-every", "5"]
-        return args
+    def experiment_spec(self, project: Project, out: Path) -> ExperimentSpec:
+        """The experiment the form describes, run in ``out``; a UserError when it has
+        problems (the same checks ``guiapp train`` makes: ``ExperimentSpec.check``)."""
+        augment: dict[str, Any] = {}
+        if self.augment.text().strip():
+            try:
+                augment = json.loads(self.augment.text())
+            except ValueError as exc:
+                raise UserError(f"Augment: not JSON ({exc})") from None
+        kfold = self.split.currentIndex() == 1
+        base = TrainConfig(
+            data=str(self.dataset.currentData()),
+            model=self.model_spec(project),
+            out=str(out),
+            epochs=self.epochs.value(),
+            batch=self.batch.value(),
+            val=self.val.value(),
+            test=self.test.value(),
+            folds=self.folds.value() if kfold else 0,
+            devices=self.devices.currentText().strip(),
+            log_every=5,
+            augment=augment,
+            class_weights="balanced" if self.class_weights.isChecked() else None,
+            max_steps=self.max_steps.value(),
+            early_stopping=self.experiment.early_stopping.value(),
+        )
+        spec = ExperimentSpec(
+            base=base,
+            folds=list(range(base.folds)),
+            **self.experiment.values(),
+        )
+        problems = spec.check()
+        if problems:
+            raise UserError("; ".join(problems))
+        return spec

@@ -8,7 +8,6 @@ that part is in :mod:`.detached_runs`.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -16,24 +15,27 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QApplication,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QMainWindow,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QSystemTrayIcon,
     QVBoxLayout,
     QWidget,
 )
 
+from guiapp.core.errors import UserError
 from guiapp.core.project import Project
 from guiapp.core.train.history import RunHistory
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
 from guiapp.ui.jobs.run_tail import EventsTail, stop_detached
 from guiapp.ui.pages.base import SP, Page
-from guiapp.ui.pages.training.detached_runs import DetachedRuns, resume_args
+from guiapp.ui.pages.training.detached_runs import DetachedRuns, resume_command
 from guiapp.ui.pages.training.training_form import TrainingForm
 from guiapp.ui.pages.training.training_plots import TrainingPlots
 
@@ -78,10 +80,16 @@ class TrainingPage(DetachedRuns, Page):
         column = QVBoxLayout(left)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.form)
+        column.addWidget(self.form.experiment)
         column.addLayout(buttons)
         column.addWidget(self.message)
         column.addStretch(1)
-        left.setFixedWidth(320)
+        scroll = QScrollArea()
+        scroll.setWidget(left)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setFixedWidth(340)
 
         self.run_label = QLabel("No run yet.")
         self.run_label.setWordWrap(True)
@@ -108,7 +116,7 @@ class TrainingPage(DetachedRuns, Page):
             rcol.addWidget(w)
         rcol.addWidget(split, 1)
         row = QHBoxLayout()
-        row.addWidget(left)
+        row.addWidget(scroll)
         row.addWidget(right, 1)
         self.body.addLayout(row, 1)
 
@@ -151,10 +159,11 @@ class TrainingPage(DetachedRuns, Page):
         self.start_button.setEnabled(not running and self._project is not None)
         self.stop_button.setEnabled(running)
         resumable = self.run is not None and self.history.status in ("stopped", "failed")
-        has_checkpoint = (
-            self.run is not None and (Path(self.run["path"]) / "checkpoints" / "last.h5").exists()
+        folder = Path(self.run["path"]) if self.run is not None else None
+        has_state = folder is not None and (
+            (folder / "checkpoints" / "last.h5").exists() or (folder / "spec.json").exists()
         )
-        self.resume_button.setEnabled(not running and resumable and has_checkpoint)
+        self.resume_button.setEnabled(not running and resumable and has_state)
 
     def _set_history(self, history: RunHistory) -> None:
         self.history = history
@@ -172,14 +181,13 @@ class TrainingPage(DetachedRuns, Page):
         project = self.project
         name = f"{self.form.run_name()}-{time.strftime('%Y%m%d-%H%M%S')}"
         run_dir = project.folder / "runs" / name
-        run_dir.mkdir(parents=True, exist_ok=True)
-        kind, value = self.form.model_choice(project)
-        model = value
-        if kind == "spec":
-            (run_dir / "model.json").write_text(json.dumps(value, indent=2))
-            model = str(run_dir / "model.json")
-        data = str(self.form.dataset.currentData())
-        args = self.form.cli_args(data, model, str(run_dir))
+        try:
+            spec = self.form.experiment_spec(project, run_dir)
+        except UserError as exc:
+            self.message.setText(str(exc))
+            return None
+        spec.save()
+        args = ["--spec", str(spec.path)]
         self.run = {
             "path": str(run_dir),
             "name": name,
@@ -197,6 +205,7 @@ class TrainingPage(DetachedRuns, Page):
         self._own(job)
         self.job_started.emit(job)
         job.start()
+        self.run["pid"] = job.pid()  # the Experiments page stops it by its pid
         self._update_buttons()
         return job
 
@@ -220,20 +229,24 @@ class TrainingPage(DetachedRuns, Page):
     def resume(self) -> CliJob | None:
         if self.run is None or self.is_running():
             return None
+        try:
+            args = resume_command(Path(self.run["path"]))
+        except UserError as exc:
+            self.message.setText(str(exc))
+            return None
         self.banner.setVisible(False)
         self.run["status"] = "running"
         self.project_changed.emit()
-        if self.job is not None and self.job.args[self.job.args.index("--out") + 1] == str(
-            self.run["path"]
-        ):
+        if self.job is not None and self.job.args[:2] == args[:2]:
             self.job.resume()
         else:
-            args = resume_args(Path(self.run["path"]))
             job = CliJob(f"train {self.run.get('name', '')}", "train", args, resumable=True)
             job.working_dir = str(self.project.folder)
             self._own(job)
             self.job_started.emit(job)
             job.start()
+        if self.job is not None:
+            self.run["pid"] = self.job.pid()
         self._update_buttons()
         return self.job
 

@@ -1,0 +1,1 @@
+"""The Experiments page: trials of k-fold runs, scaling curves and sweeps."""
