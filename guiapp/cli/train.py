@@ -138,25 +138,25 @@ def cmd_train(args: argparse.Namespace) -> int:
     try:
         result = run_experiment(spec, sink, cancel, resume=args.resume, trial=args.trial)
     except UserError as exc:
-        sink.emit("failed", reason=str(exc))
+        _emit_failed(sink, spec, reason=str(exc))
         raise
     except Exception as exc:
         disk = disk_error(getattr(exc, "filename", None) or spec.out, exc, resume=RESUME_FIX)
         if disk is not None:
-            sink.emit("failed", reason=str(disk))
+            _emit_failed(sink, spec, reason=str(disk))
             raise disk from None
         log = spec.out / "train.log"
         if log.parent.is_dir():
             with open(log, "a") as fh:
                 fh.write(failure_text(exc))
-        sink.emit("failed", reason=f"{type(exc).__name__}: {exc}", log=str(log))
+        _emit_failed(sink, spec, reason=f"{type(exc).__name__}: {exc}", log=str(log))
         raise
     return 0 if result.get("status") in ("finished", "stopped") else 1
 
 
 def build_spec(args: argparse.Namespace) -> Any:
     """The experiment the options describe: a spec file, a folder to resume, or options."""
-    from ..core.train.config import TrainConfig
+    from ..core.train.config import TrainConfig, parse_augment
     from ..core.train.experiment_spec import (
         ExperimentSpec,
         load_space,
@@ -190,7 +190,7 @@ def build_spec(args: argparse.Namespace) -> Any:
     if isinstance(settings["model"], str):
         settings["model"] = load_model_arg(settings["model"], str(settings["data"]))
     if isinstance(settings.get("augment"), str):
-        settings["augment"] = _json_option("--augment", settings["augment"])
+        settings["augment"] = parse_augment(settings["augment"])
     folds = int(settings.get("folds") or 0)
     all_folds = folds > 0 and settings.get("fold") is None
     settings["fold"] = settings.get("fold") or 0
@@ -241,15 +241,6 @@ def project_settings(project_file: str, name: str) -> dict[str, Any]:
     return settings
 
 
-def _json_option(option: str, text: str) -> Any:
-    import json
-
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise UserError(f"{option} {text!r}: not JSON ({exc})") from None
-
-
 def load_model_arg(value: str, data: str) -> dict[str, Any]:
     from ..core.model import fit_template, load_spec, template_names
     from ..core.store import Dataset
@@ -262,6 +253,15 @@ def load_model_arg(value: str, data: str) -> dict[str, Any]:
         )
     with Dataset(data) as ds:
         return dict(fit_template(value, ds.sample_shape, ds.num_classes))
+
+
+def _emit_failed(sink: Any, spec: Any, **fields: Any) -> None:
+    """The ``failed`` event, on stdout and in the run's own ``events.jsonl`` (a single run's
+    folder is ``--out``; an experiment's sink already writes its ``events.jsonl``)."""
+    log = spec.out / "events.jsonl"
+    if sink.log_path is None and log.exists():
+        sink.log_path = log
+    sink.emit("failed", **fields)
 
 
 RESUME_FIX = "rerun the same command with --resume"

@@ -269,12 +269,14 @@ def parse_fractions(text: str | None) -> list[float] | None:
     """``--fractions 0.1,0.5,1.0`` as floats, each in (0, 1]; an OptionError otherwise."""
     if not text:
         return None
-    try:
-        values = [float(f) for f in text.split(",")]
-    except ValueError:
-        raise OptionError(
-            "fractions", text, "not a list of numbers", "give fractions like 0.1,0.5,1.0"
-        ) from None
+    values = []
+    for part in text.split(","):
+        try:
+            values.append(float(part))
+        except ValueError:
+            raise OptionError(
+                "fractions", text, f"{part.strip()!r} is not a number", "give e.g. 0.1,0.5,1.0"
+            ) from None
     bad = [v for v in values if not 0 < v <= 1]
     if bad:
         raise OptionError(

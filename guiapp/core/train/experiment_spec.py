@@ -224,16 +224,10 @@ def resume_spec_path(folder: str | Path) -> Path:
 
 
 def parse_fractions(text: str) -> list[float]:
-    """``"0.01,0.1,1.0"`` -> ``[0.01, 0.1, 1.0]``; a UserError naming the bad part."""
-    out = []
-    for part in (p.strip() for p in text.split(",")):
-        try:
-            out.append(float(part))
-        except ValueError:
-            raise UserError(
-                f"--fractions {text!r}: {part!r} is not a number; use e.g. 0.01,0.1,1.0"
-            ) from None
-    return out
+    """``"0.01,0.1,1.0"`` -> ``[0.01, 0.1, 1.0]`` (the check is :func:`.config.parse_fractions`)."""
+    from .config import parse_fractions as parse
+
+    return parse(text) or []
 
 
 def parse_grid(text: str) -> dict[str, list[Any]]:
