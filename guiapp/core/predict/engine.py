@@ -59,24 +59,19 @@ def make_heads(model: Any, strategy: Any, top_k: int) -> Heads:
     if int(strategy.num_replicas_in_sync) == 1:
         with strategy.scope():
             step = tf.function(heads, reduce_retracing=True)
+    else:
 
-        def one(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-            p, c, v, yy = step(x, y)
-            return p.numpy(), c.numpy(), v.numpy(), yy.numpy()
+        def gathered(x: Any, y: Any) -> Any:
+            out = strategy.run(heads, args=(x, y))
+            return tuple(strategy.gather(o, axis=0) for o in out)
 
-        return one
+        step = tf.function(gathered, reduce_retracing=True)
 
-    def gathered(x: Any, y: Any) -> Any:
-        out = strategy.run(heads, args=(x, y))
-        return tuple(strategy.gather(o, axis=0) for o in out)
-
-    dist_step = tf.function(gathered, reduce_retracing=True)
-
-    def many(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        p, c, v, yy = dist_step(x, y)
+    def call(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        p, c, v, yy = step(x, y)
         return p.numpy(), c.numpy(), v.numpy(), yy.numpy()
 
-    return many
+    return call
 
 
 def heads_from_predict(predict: Any, top_k: int) -> Heads:

@@ -95,14 +95,7 @@ def run_experiment(
             if resume and status == "finished":
                 sink.emit("trial", trial=t.id, status="finished", index=i, params=t.params)
                 continue
-            sink.emit(
-                "trial",
-                trial=t.id,
-                status="started",
-                index=i,
-                params=t.params,
-                run_dir=str(t.run_dir),
-            )
+            sink.emit("trial", status="started", **t.event_fields(i))
         if devices is None:
             from .devices import make_devices
 

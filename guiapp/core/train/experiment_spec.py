@@ -45,6 +45,15 @@ class Trial:
     def run_dir(self) -> Path:
         return Path(self.config.out)
 
+    def event_fields(self, index: int) -> dict[str, Any]:
+        """What a ``trial`` event says of this trial (its ``status`` aside)."""
+        return {
+            "trial": self.id,
+            "index": index,
+            "params": self.params,
+            "run_dir": str(self.run_dir),
+        }
+
 
 @dataclass
 class ExperimentSpec:

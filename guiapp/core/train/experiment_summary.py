@@ -20,7 +20,7 @@ from typing import Any
 
 from ..atomic import atomic_write_text
 from .experiment_spec import ExperimentSpec, Trial
-from .runfolder import RunFolder
+from .runfolder import RunFolder, read_json_object
 
 SUMMARY_JSON = "experiment.json"
 SUMMARY_MD = "experiment.md"
@@ -33,14 +33,6 @@ def _float(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return None if math.isnan(f) else f
-
-
-def _json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def trial_status(run: RunFolder) -> str:
@@ -57,8 +49,8 @@ def trial_status(run: RunFolder) -> str:
 def trial_result(trial: Trial) -> dict[str, Any]:
     run = RunFolder(trial.run_dir)
     rows = run.read_history()
-    cfg = _json(run.config)
-    report = _json(run.path / "report.json")
+    cfg = read_json_object(run.config)
+    report = read_json_object(run.path / "report.json")
     best_i, best = None, None
     for i, row in enumerate(rows):
         v = _float(row.get(METRIC))

@@ -80,16 +80,7 @@ def run_parallel(
         argv += ["--devices", device, "--events", "-"]
         if run.config.exists() and run.checkpoint.exists():
             argv.append("--resume")
-        sink.emit(
-            "trial",
-            trial=t.id,
-            status="started",
-            index=index,
-            params=t.params,
-            run_dir=str(t.run_dir),
-            devices=device,
-            **env,
-        )
+        sink.emit("trial", status="started", devices=device, **env, **t.event_fields(index))
         child = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,

@@ -80,3 +80,13 @@ class RunFolder:
             return []
         with open(self.history, newline="") as fh:
             return [dict(r) for r in csv.DictReader(fh)]
+
+
+def read_json_object(path: str | Path) -> dict[str, Any]:
+    """A JSON object file of a run folder, or ``{}`` when it is missing, unreadable or not an
+    object (a run still being written, or one from an older version)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

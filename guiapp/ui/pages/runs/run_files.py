@@ -9,21 +9,13 @@ and block plan), so the Browser can show exactly the samples the run validated o
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from guiapp.core.train.history import RunHistory
-
-
-def _json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+from guiapp.core.train.runfolder import read_json_object
 
 
 def read_run(path: str) -> dict[str, Any]:
@@ -36,8 +28,8 @@ def read_run(path: str) -> dict[str, Any]:
             events = folds[-1]
     history = RunHistory.from_events_file(events)
     trial = _best_trial(folder) or events.parent
-    report = _json(trial / "report.json") or dict(history.evaluation)
-    config = _json(trial / "config.json")
+    report = read_json_object(trial / "report.json") or dict(history.evaluation)
+    config = read_json_object(trial / "config.json")
     return {
         "path": path,
         "folder": str(events.parent),
@@ -51,7 +43,7 @@ def read_run(path: str) -> dict[str, Any]:
 
 def _best_trial(folder: Path) -> Path | None:
     """The run folder of an experiment's best trial (None for a single run)."""
-    summary = _json(folder / "experiment.json")
+    summary = read_json_object(folder / "experiment.json")
     best = (summary.get("summary") or {}).get("best_trial")
     for t in summary.get("trials") or []:
         if t.get("id") == best and t.get("run") not in (None, "."):
