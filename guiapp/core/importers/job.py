@@ -25,9 +25,13 @@ from ..store import DatasetWriter, remove_dataset, shard_dir
 from ..store.stats import GenStats
 from .config import ImportConfig, Tally, peek_dtype, storage_dtype
 from .labels import LabelMap
+from .parallel import parse_in_order
 from .parse import Fit, Parsed, Shaper, as_number_array, parse_text_rows
+from .pieces import BAD_DATA, GOOD, UNUSABLE, ParseSpec, PieceParser, PieceResult, plan_pieces
+from .records import ChunkCutter, RecordChunk
 from .shuffle import LABEL, Scatter, bucket_count, shuffled
-from .sources import Chunk, open_source
+from .sources import Chunk, display_name, open_source
+from .text import CsvSource, TextSource
 
 #: Row errors kept (in the provenance, the events and the summary) when skipping.
 MAX_REPORTS = 20
@@ -48,6 +52,10 @@ class ImportJob:
         self.cancel = cancel
         if cfg.on_error not in ("abort", "skip"):
             raise UserError("--on-error takes 'skip' or 'abort'")
+        if cfg.on_nonfinite not in ("abort", "skip"):
+            raise UserError("--on-nonfinite takes 'skip' or 'abort'")
+        if cfg.workers < 1:
+            raise UserError(f"--workers {cfg.workers}: give at least 1")
         if cfg.memory_mb <= 0:
             raise UserError("--memory-mb must be positive")
         if cfg.shard_rows is not None and cfg.shard_rows <= 0:
@@ -131,25 +139,144 @@ class ImportJob:
     # -- pass 1 --------------------------------------------------------------------
     def _pass1(self) -> None:
         t = self.tally
-        meter = RateMeter(self.source.total_bytes)
-        for chunk in self.source.chunks():
-            self._check()
-            x, ids = self._parse(chunk)
-            t.rows_read += len(chunk) + len(chunk.bad)
-            if len(x):
-                if self.scatter is None:
-                    self._start_scatter(x, chunk)
-                assert self.scatter is not None and self.stats is not None
-                self.stats.update(x)
-                self.scatter.add(x, ids)
-                t.rows += len(x)
-            self._progress("read", meter, chunk.bytes_done)
-        self._progress("read", meter, self.source.total_bytes, force=True)
+        self.meter = RateMeter(self.source.total_bytes)
+        if isinstance(self.source, TextSource):
+            self._pass1_text(self.source)
+        else:
+            for chunk in self.source.chunks():
+                self._check()
+                x, ids, rows = self._parse(chunk)
+                x, ids = self._finite(x, ids, rows, chunk.locate)
+                self._rows(x, ids, len(chunk) + len(chunk.bad), chunk.bytes_done)
+        self._progress("read", self.meter, self.source.total_bytes, force=True)
+        if t.nonfinite_rows and self.cfg.on_nonfinite == "abort":
+            raise UserError(
+                f"{', '.join(t.nonfinite_at)}{' ...' if t.nonfinite_rows > len(t.nonfinite_at) else ''}: "
+                f"{t.nonfinite_values} NaN/Inf value(s) in {t.nonfinite_rows} row(s). Clean the "
+                "source data, or pass --on-nonfinite skip to leave those rows out"
+            )
         if t.rows == 0:
             first = f" (first problem: {t.reports[0]})" if t.reports else ""
             raise UserError(f"{self.cfg.src}: no usable rows{first}")
 
-    def _parse(self, chunk: Chunk) -> tuple[np.ndarray, np.ndarray]:
+    def _rows(self, x: np.ndarray, ids: np.ndarray, records: int, bytes_done: int) -> None:
+        """One chunk's good rows into the statistics and the shuffle's buckets."""
+        t = self.tally
+        t.rows_read += records
+        if len(x):
+            if self.scatter is None:  # (the serial reader counted this chunk twice here)
+                self._start_scatter(x, t.rows_read + records, bytes_done)
+            assert self.scatter is not None and self.stats is not None
+            if not (t.nonfinite_rows and self.cfg.on_nonfinite == "abort"):
+                self.stats.update(x)
+                self.scatter.add(x, ids)
+            t.rows += len(x)
+        self._progress("read", self.meter, bytes_done)
+
+    def _finite(
+        self, x: np.ndarray, ids: np.ndarray, where: np.ndarray, locate: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Rows holding NaN/Inf: counted (and left out with --on-nonfinite skip)."""
+        if x.dtype.kind != "f" or not len(x):
+            return x, ids
+        flat = x.reshape(len(x), -1)
+        lo, hi = flat.min(), flat.max()
+        if np.isfinite(lo) and np.isfinite(hi):
+            return x, ids
+        bad_values = ~np.isfinite(flat)
+        bad = bad_values.any(axis=1)
+        t = self.tally
+        for i in np.flatnonzero(bad)[: max(0, 5 - len(t.nonfinite_at))].tolist():
+            t.nonfinite_at.append(locate(int(where[i])))
+        t.nonfinite_rows += int(bad.sum())
+        t.nonfinite_values += int(bad_values.sum())
+        return x[~bad], ids[~bad]
+
+    def _pass1_text(self, src: TextSource) -> None:
+        cfg = self.cfg
+        files = src.files
+        names = [display_name(p, src.root) for p in files]
+        layouts: dict[str, list[int | None]] = {}
+        if isinstance(src, CsvSource):
+            for i, path in enumerate(files):
+                lay = src.file_layout(path)
+                if lay is not None:
+                    layouts[str(i)] = [lay.li, lay.di, lay.header_len, lay.header_line]
+        pieces = plan_pieces(files)
+        spec = ParseSpec(
+            format=cfg.format,
+            files=[str(p) for p in files],
+            names=names,
+            label_field=cfg.label_field,
+            data_field=cfg.data_field,
+            delimiter=getattr(src, "delimiter", ""),
+            dtype=self.dtype.name,
+            length=cfg.length,
+            pad=cfg.pad,
+            truncate=cfg.truncate,
+            pad_value=cfg.pad_value,
+            sample_shape=None,
+            class_names=cfg.class_names,
+            csv_layouts=layouts,
+        )
+        cutter = ChunkCutter(pieces, [p.stat().st_size for p in files], names)
+        at = 0
+        workers = max(1, cfg.workers)
+        if workers > 1 and cfg.length is None:  # the first good row fixes the sample shape
+            first = PieceParser(spec)
+            while at < len(pieces) and first.fit.sample_shape is None:
+                self._piece(first.parse(pieces[at]), cutter)
+                at += 1
+            spec.sample_shape = (
+                None if first.fit.sample_shape is None else list(first.fit.sample_shape)
+            )
+        for res in parse_in_order(spec, pieces, at, workers):
+            self._piece(res, cutter)
+
+    def _piece(self, res: PieceResult, cutter: ChunkCutter) -> None:
+        if (
+            res.sample_shape is not None
+            and self.fit.sample_shape is None
+            and self.fit.length is None
+        ):
+            self.fit.sample_shape = tuple(res.sample_shape)
+        for chunk in cutter.feed(res):
+            self._check()
+            self._record_chunk(chunk)
+        if res.fatal:
+            raise UserError(res.fatal)
+
+    def _record_chunk(self, c: RecordChunk) -> None:
+        """A chunk of records: labels, errors in line order, counts, then its good rows."""
+        has_label = c.kind != UNUSABLE
+        ids_l, label_errors = self.labels.ids(c.labels)
+        ids = np.full(len(c), -1, np.int32)
+        ids[has_label] = ids_l
+        rec_of_label = np.flatnonzero(has_label)
+        errors: list[tuple[int, str, str]] = []
+        problem_at = np.flatnonzero((c.kind == UNUSABLE) | (c.kind == BAD_DATA)).tolist()
+        line = c.line
+        for r, problem in zip(problem_at, c.problems, strict=True):
+            if c.kind[r] == UNUSABLE or ids[r] >= 0:
+                errors.append((int(line[r]), f"{c.name}:{int(line[r])}", problem))
+        for i, problem in label_errors:
+            r = int(rec_of_label[i])
+            errors.append((int(line[r]), f"{c.name}:{int(line[r])}", problem))
+        self._row_errors(sorted(errors))
+        good = c.kind == GOOD
+        gids = ids[good]
+        keep = gids >= 0
+        x = c.x if keep.all() else c.x[keep]
+        fitted = c.fitted[keep]
+        t = self.tally
+        t.padded += int(np.count_nonzero((fitted == -1) | (fitted == 2)))
+        t.truncated += int(np.count_nonzero(fitted == 1))
+        t.empty += int(np.count_nonzero(fitted == 2))
+        glines = line[good][keep]
+        x, pids = self._finite(x, gids[keep], glines, lambda n: f"{c.name}:{n}")
+        self._rows(x, pids, len(c), c.bytes_done)
+
+    def _parse(self, chunk: Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ids, label_errors = self.labels.ids(chunk.labels)
         if isinstance(chunk.data, np.ndarray):
             parsed = self.shaper.shape_array(chunk.data)
@@ -164,7 +291,7 @@ class ImportJob:
         self._count(parsed)
         keep = ids[parsed.rows] >= 0
         x = parsed.x if keep.all() else parsed.x[keep]
-        return x, ids[parsed.rows[keep]]
+        return x, ids[parsed.rows[keep]], parsed.rows[keep]
 
     def _row_arrays(self, data: list[Any], ids: np.ndarray) -> list[np.ndarray | str | None]:
         rows: list[np.ndarray | str | None] = [None] * len(data)
@@ -200,15 +327,14 @@ class ImportJob:
                 t.reports.append(report)
                 self.sink.emit("log", level="warning", message=f"skipped {report}")
 
-    def _start_scatter(self, x: np.ndarray, chunk: Chunk) -> None:
+    def _start_scatter(self, x: np.ndarray, seen: int, bytes_done: int) -> None:
         """Choose the bucket count from the first rows: estimate the whole input's size."""
         shape = tuple(x.shape[1:])
         row_bytes = int(np.prod(shape, dtype=np.int64)) * self.dtype.itemsize + LABEL.itemsize
         if self.source.total_rows is not None:
             est_rows = self.source.total_rows
         else:
-            seen = self.tally.rows_read + len(chunk) + len(chunk.bad)
-            est_rows = int(seen * self.source.total_bytes / max(1, chunk.bytes_done)) + 1
+            est_rows = int(seen * self.source.total_bytes / max(1, bytes_done)) + 1
         est_bytes = est_rows * row_bytes
         free = shutil.disk_usage(self.stage).free
         if free < est_bytes * 1.1:
@@ -273,6 +399,8 @@ class ImportJob:
             "padded_rows": t.padded,
             "truncated_rows": t.truncated,
             "empty_rows": t.empty,
+            "nonfinite_rows": t.nonfinite_rows,
+            "nonfinite_values": t.nonfinite_values,
             "shuffle": {"method": "two-pass external", "buckets": scatter.n},
         }
         meter = RateMeter(t.rows)
