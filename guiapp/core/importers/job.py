@@ -21,8 +21,9 @@ from ..atomic import fsync_dir
 from ..errors import Cancelled, DatasetError, UserError
 from ..events import CancelToken, EventSink, RateMeter
 from ..provenance import versions
-from ..store import DatasetWriter, remove_dataset, shard_dir
+from ..store import Dataset, DatasetWriter, remove_dataset, shard_dir
 from ..store.stats import GenStats
+from . import resume, staging
 from .config import ImportConfig, Tally, peek_dtype, storage_dtype
 from .labels import LabelMap
 from .parallel import parse_in_order
@@ -31,16 +32,14 @@ from .pieces import BAD_DATA, GOOD, UNUSABLE, ParseSpec, PieceParser, PieceResul
 from .records import ChunkCutter, RecordChunk
 from .shuffle import LABEL, Scatter, bucket_count, shuffled
 from .sources import Chunk, display_name, open_source
+from .staging import StagingLock, staging_dir
 from .text import CsvSource, TextSource
 
 #: Row errors kept (in the provenance, the events and the summary) when skipping.
 MAX_REPORTS = 20
 PROGRESS_EVERY_S = 0.5
 TEXT_FORMATS = ("jsonl", "csv", "tsv")
-
-
-def staging_dir(out: Path) -> Path:
-    return out.parent / f".{out.name}.import-{os.getpid()}"
+CHECKPOINT_EVERY_S = 10.0
 
 
 class ImportJob:
@@ -65,7 +64,7 @@ class ImportJob:
         out = Path(cfg.out)
         if out.is_dir():
             raise DatasetError(out, "is a folder", "Give the dataset's file name, e.g. OUT.h5")
-        if (out.exists() or shard_dir(out).exists()) and not cfg.overwrite:
+        if (out.exists() or shard_dir(out).exists()) and not (cfg.overwrite or cfg.resume):
             raise DatasetError(out, "already exists", "Choose another name or pass --overwrite")
         self.source = open_source(
             cfg.format,
@@ -94,7 +93,12 @@ class ImportJob:
         self.stats: GenStats | None = None
         self.scatter: Scatter | None = None
         self.stage = staging_dir(out)
+        self.lock = StagingLock(self.stage)
+        self.est_rows = 0
         self._last_progress = 0.0
+        self._last_checkpoint = time.monotonic()
+        self._flushes = 0
+        self._pass1_done: dict[str, Any] | None = None
 
     # -- the job ----------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -102,14 +106,24 @@ class ImportJob:
         self.started = time.monotonic()
         self.sink.emit("started", job="import", config=cfg.params(), dtype=self.dtype.name)
         try:
-            if self.stage.exists():
-                shutil.rmtree(self.stage)
-            self.stage.mkdir(parents=True)
-            self._pass1()
-            summary = self._pass2()
+            saved = self._prepare_stage()
+            if saved is not None and saved["phase"] == "publish":
+                summary = self._publish_resumed(saved)
+            else:
+                if saved is None or saved["phase"] == "pass1":
+                    self._pass1(None if saved is None else saved["pass1"])
+                    self._pass1_done = resume.pass1_state(self, {})
+                    self._checkpoint("pass2", sealed=0)
+                else:
+                    resume.restore_pass1(self, saved["pass1"], buckets=False)
+                    self._pass1_done = saved["pass1"]
+                summary = self._pass2(0 if saved is None else int(saved.get("sealed", 0)))
         except Cancelled:
-            self._cleanup()
-            self.sink.emit("stopped", job="import", reason=self.cancel.reason, output=None)
+            self.lock.release()  # the folder stays: --resume continues from its checkpoint
+            self.sink.emit(
+                "stopped", job="import", reason=self.cancel.reason, output=None,
+                resumable=str(self.stage),
+            )  # fmt: skip
             raise
         except UserError as exc:
             self._cleanup()
@@ -130,24 +144,94 @@ class ImportJob:
         self.sink.emit("finished", job="import", **summary)
         return summary
 
+    def _prepare_stage(self) -> dict[str, Any] | None:
+        """Remove what killed imports of this output left (or adopt it with --resume);
+        make and lock our staging folder; return the checkpoint to continue from."""
+        out = Path(self.cfg.out)
+        stale, live = staging.stale_folders(out)
+        if live:
+            folder, pid = live[0]
+            raise UserError(
+                f"{out}: another import into it is running (process {pid}, folder {folder.name}). "
+                "Wait for it to finish or stop it first"
+            )
+        saved = None
+        if self.cfg.resume:
+            for folder in sorted(stale, key=lambda p: p.stat().st_mtime, reverse=True):
+                cp = staging.read_checkpoint(folder)
+                if cp is not None:
+                    resume.check_same(cp, self.cfg.params(), self.source.files)
+                    if self.stage.exists():
+                        shutil.rmtree(self.stage)
+                    os.rename(folder, self.stage)
+                    stale.remove(folder)
+                    saved = cp
+                    break
+        for folder in stale:
+            size = staging.folder_bytes(folder)
+            staging.remove(folder)
+            self.sink.emit(
+                "log", level="info",
+                message=f"removed {folder.name}, left by a stopped import ({size / 2**20:.1f} MB)",
+            )  # fmt: skip
+        if saved is None:
+            if self.cfg.resume:
+                self.sink.emit("log", level="info", message="--resume: nothing to resume, starting")
+            if self.stage.exists():
+                shutil.rmtree(self.stage)
+            if (out.exists() or shard_dir(out).exists()) and not self.cfg.overwrite:
+                raise DatasetError(out, "already exists", "Choose another name or pass --overwrite")
+        self.stage.mkdir(parents=True, exist_ok=True)
+        self.lock.acquire()
+        return saved
+
+    def _checkpoint(self, phase: str, **extra: Any) -> None:
+        state: dict[str, Any] = {
+            "phase": phase,
+            "params": self.cfg.params(),
+            "source": resume.source_identity(self.source.files),
+            **extra,
+        }
+        state["pass1"] = self._pass1_done if phase != "pass1" else extra.pop("pass1")
+        staging.write_checkpoint(self.stage, state)
+        self._last_checkpoint = time.monotonic()
+
+    def _after_chunk(self, position: dict[str, Any]) -> None:
+        """Checkpoint pass 1 when the buckets were flushed, or every CHECKPOINT_EVERY_S."""
+        sc = self.scatter
+        flushed = sc is not None and sc.flushes != self._flushes
+        if not flushed and time.monotonic() - self._last_checkpoint < CHECKPOINT_EVERY_S:
+            return
+        if sc is not None:
+            if not flushed:
+                sc.flush()
+            self._flushes = sc.flushes
+        self._checkpoint("pass1", pass1=resume.pass1_state(self, position))
+
     def _cleanup(self) -> None:
+        self.lock.release()
         shutil.rmtree(self.stage, ignore_errors=True)
 
     def _check(self) -> None:
         self.cancel.raise_if_cancelled()
 
     # -- pass 1 --------------------------------------------------------------------
-    def _pass1(self) -> None:
-        t = self.tally
+    def _pass1(self, saved: dict[str, Any] | None) -> None:
         self.meter = RateMeter(self.source.total_bytes)
+        position = resume.restore_pass1(self, saved) if saved is not None else {}
+        t = self.tally
         if isinstance(self.source, TextSource):
-            self._pass1_text(self.source)
+            self._pass1_text(self.source, position)
         else:
-            for chunk in self.source.chunks():
+            skip = int(position.get("chunks", 0))
+            for n, chunk in enumerate(self.source.chunks()):
+                if n < skip:
+                    continue
                 self._check()
                 x, ids, rows = self._parse(chunk)
                 x, ids = self._finite(x, ids, rows, chunk.locate)
                 self._rows(x, ids, len(chunk) + len(chunk.bad), chunk.bytes_done)
+                self._after_chunk({"chunks": n + 1})
         self._progress("read", self.meter, self.source.total_bytes, force=True)
         if t.nonfinite_rows and self.cfg.on_nonfinite == "abort":
             raise UserError(
@@ -192,7 +276,7 @@ class ImportJob:
         t.nonfinite_values += int(bad_values.sum())
         return x[~bad], ids[~bad]
 
-    def _pass1_text(self, src: TextSource) -> None:
+    def _pass1_text(self, src: TextSource, position: dict[str, Any]) -> None:
         cfg = self.cfg
         files = src.files
         names = [display_name(p, src.root) for p in files]
@@ -219,10 +303,19 @@ class ImportJob:
             class_names=cfg.class_names,
             csv_layouts=layouts,
         )
-        cutter = ChunkCutter(pieces, [p.stat().st_size for p in files], names)
-        at = 0
+        at = int(position.get("piece", 0))
+        cutter = ChunkCutter(
+            pieces,
+            [p.stat().st_size for p in files],
+            names,
+            skip_records=int(position.get("record", 0)),
+            line_base=int(position.get("line_base", 0)),
+        )
+        if self.fit.sample_shape is not None and cfg.length is None:
+            spec.sample_shape = list(self.fit.sample_shape)  # resumed after the first rows
         workers = max(1, cfg.workers)
-        if workers > 1 and cfg.length is None:  # the first good row fixes the sample shape
+        if workers > 1 and cfg.length is None and spec.sample_shape is None:
+            # the first good row fixes the sample shape: find it here, then fan out
             first = PieceParser(spec)
             while at < len(pieces) and first.fit.sample_shape is None:
                 self._piece(first.parse(pieces[at]), cutter)
@@ -243,6 +336,13 @@ class ImportJob:
         for chunk in cutter.feed(res):
             self._check()
             self._record_chunk(chunk)
+            self._after_chunk(
+                {
+                    "piece": chunk.next_piece,
+                    "record": chunk.next_record,
+                    "line_base": chunk.line_base,
+                }
+            )
         if res.fatal:
             raise UserError(res.fatal)
 
@@ -377,14 +477,10 @@ class ImportJob:
         )
 
     # -- pass 2 --------------------------------------------------------------------
-    def _pass2(self) -> dict[str, Any]:
+    def _provenance(self) -> dict[str, Any]:
         cfg, t = self.cfg, self.tally
-        assert self.scatter is not None and self.stats is not None
-        class_names, remap = self.labels.finish()
-        per_pid = np.zeros(len(remap), dtype=np.int64)
-        scatter = self.scatter
-        shape = scatter.sample_shape
-        provenance = {
+        assert self.scatter is not None
+        return {
             "importer": cfg.format,
             "source": os.path.abspath(cfg.src),
             "source_files": len(self.source.files),
@@ -401,53 +497,102 @@ class ImportJob:
             "empty_rows": t.empty,
             "nonfinite_rows": t.nonfinite_rows,
             "nonfinite_values": t.nonfinite_values,
-            "shuffle": {"method": "two-pass external", "buckets": scatter.n},
+            "shuffle": {"method": "two-pass external", "buckets": self.scatter.n},
         }
+
+    def _pass2(self, sealed: int) -> dict[str, Any]:
+        """Buckets, shuffled, into the staged dataset; each sealed shard is a checkpoint."""
+        cfg, t = self.cfg, self.tally
+        assert self.scatter is not None and self.stats is not None
+        class_names, remap = self.labels.finish()
+        scatter = self.scatter
         meter = RateMeter(t.rows)
         staged = self.stage / Path(cfg.out).name
-        written = 0
-        with DatasetWriter(
-            staged,
-            sample_shape=shape,
-            dtype=self.dtype,
-            class_names=class_names,
-            shard_capacity=cfg.shard_rows,
-            compression=cfg.compression,
-            provenance=provenance,
-            statistics=self.stats.summary(),
-        ) as writer:
-            for x, pid in shuffled(scatter, cfg.seed, self.max_bucket_bytes, self._check):
-                y = remap[pid]
-                writer.append(x, y)
-                per_pid += np.bincount(pid, minlength=len(remap))
-                written += len(x)
-                self._progress("write", meter, written)
-        counts = np.bincount(remap, weights=per_pid, minlength=len(class_names)).astype(np.int64)
+        if sealed and staged.exists():
+            writer = DatasetWriter.reopen(staged, keep_shards=sealed)
+        else:
+            sealed = 0
+            writer = DatasetWriter(
+                staged,
+                sample_shape=scatter.sample_shape,
+                dtype=self.dtype,
+                class_names=class_names,
+                shard_capacity=cfg.shard_rows,
+                compression=cfg.compression,
+                provenance=self._provenance(),
+                statistics=self.stats.summary(),
+                overwrite=True,
+                expected_rows=t.rows,
+            )
+        cap = writer.header.shard_capacity
+        retired: list[tuple[tuple[Path, ...], int]] = []
+
+        def retire(paths: tuple[Path, ...], end_row: int) -> None:
+            retired.append((paths, end_row))
+
+        with writer:
+            for x, pid in shuffled(
+                scatter, cfg.seed, self.max_bucket_bytes, self._check,
+                skip_rows=sealed * cap, retire=retire,
+            ):  # fmt: skip
+                writer.append(x, remap[pid])
+                if writer.shards_done != sealed:
+                    sealed = writer.shards_done
+                    self._checkpoint("pass2", sealed=sealed)
+                    done = sealed * cap
+                    for paths, end in [r for r in retired if r[1] <= done]:
+                        for p in paths:
+                            p.unlink(missing_ok=True)
+                        retired.remove((paths, end))
+                self._progress("write", meter, writer.rows)
         self._check()
+        self._checkpoint("publish", sealed=sealed, uuid=writer.header.uuid)
         self._publish(staged)
-        self._progress("write", meter, written, force=True)
+        self._progress("write", meter, writer.rows, force=True)
+        return self._summary()
+
+    def _summary(self) -> dict[str, Any]:
+        t = self.tally
+        with Dataset(self.cfg.out) as ds:
+            counts = ds.class_counts
+            names, rows, shape, dtype = ds.class_names, len(ds), ds.sample_shape, ds.dtype
+            buckets = ds.provenance.get("shuffle", {}).get("buckets")
         return {
-            "output": os.path.abspath(cfg.out),
-            "rows": written,
+            "output": os.path.abspath(self.cfg.out),
+            "rows": rows,
             "rows_read": t.rows_read,
             "skipped": t.skipped,
             "row_errors": list(t.reports),
             "padded": t.padded,
             "truncated": t.truncated,
+            "nonfinite_rows": t.nonfinite_rows,
             "classes": [
                 {"index": i, "name": n, "count": int(c)}
-                for i, (n, c) in enumerate(zip(class_names, counts, strict=True))
+                for i, (n, c) in enumerate(zip(names, counts, strict=True))
             ],
             "sample_shape": list(shape),
-            "dtype": self.dtype.name,
-            "buckets": scatter.n,
+            "dtype": dtype.name,
+            "buckets": buckets,
             "elapsed_s": round(time.monotonic() - self.started, 2),
         }
+
+    def _publish_resumed(self, saved: dict[str, Any]) -> dict[str, Any]:
+        """A job killed while publishing: finish moving the dataset into place."""
+        resume.restore_pass1(self, saved["pass1"], buckets=False)
+        out = Path(self.cfg.out)
+        staged = self.stage / out.name
+        if staged.exists():
+            self._publish(staged)
+        else:
+            self._cleanup()
+        return self._summary()
 
     def _publish(self, staged: Path) -> None:
         """Move the finished dataset into place: shard folder first, the index last."""
         out = Path(self.cfg.out)
-        if out.exists() or shard_dir(out).exists():
+        if out.exists() or (shard_dir(out).exists() and shard_dir(staged).exists()):
+            if not self.cfg.overwrite:
+                raise DatasetError(out, "already exists", "Choose another name or pass --overwrite")
             remove_dataset(out)
         # Renames of a finished dataset (a folder, then its index), not file writes: the
         # files were made whole and durable by the store's writer (core/atomic.py writes files).

@@ -178,6 +178,47 @@ class DatasetWriter:
             shard_dir(self.path).mkdir(parents=True, exist_ok=True)
             self.index.rewrite(complete=False)
 
+    @classmethod
+    def reopen(cls, path: str | os.PathLike[str], *, keep_shards: int) -> DatasetWriter:
+        """Continue an unfinished sharded dataset after its first ``keep_shards`` sealed
+        shards (a resumed job): later shard files are removed, appends go on from there."""
+        from .dataset import Dataset  # the reader, only to read the header and manifest
+
+        path = Path(path)
+        with Dataset(path) as ds:
+            if ds.layout != "sharded" or any(not ds.shards[k].sealed for k in range(keep_shards)):
+                raise DatasetError(path, "cannot be continued here", "Start the job again")
+            metas = [ds.shards[k] for k in range(keep_shards)]
+            header = DatasetHeader(
+                uuid=ds.uuid,
+                sample_shape=ds.sample_shape,
+                dtype=ds.dtype,
+                class_names=list(ds.class_names),
+                shard_capacity=ds.shard_capacity,
+                compression=ds.compression,
+                provenance=ds.provenance,
+                created=ds.created,
+                statistics=ds.statistics,
+            )
+        folder = shard_dir(path)
+        for p in folder.iterdir():
+            if p.suffix == ".h5" and p.stem.isdigit() and int(p.stem) >= keep_shards:
+                p.unlink()
+        w = cls.__new__(cls)
+        w.path, w.header = path, header
+        w.commit_rows, w.durable = COMMIT_ROWS, False
+        w.rows, w._since_commit, w._done = keep_shards * header.shard_capacity, 0, keep_shards
+        w._current, w._closed = None, False
+        w.index = IndexFile(path, header, slots=2 * keep_shards)
+        w.index.set_all(metas)
+        w.index.rewrite(complete=False)
+        return w
+
+    @property
+    def shards_done(self) -> int:
+        """Shards finished so far (sealed, while writing)."""
+        return self._done
+
     # -- writing -----------------------------------------------------------------
     def append(self, x: Any, y: Any) -> None:
         """Append rows; they are visible to readers after the next commit."""
