@@ -93,6 +93,7 @@ def register(sub: Any) -> None:
         help="processes parsing text input (default auto: the machine's cores, at most 8); "
         "the dataset is the same for any number",
     )
+    g.add_argument("--piece-mb", type=float, default=16, help=argparse.SUPPRESS)
     g.add_argument(
         "--resume",
         action="store_true",
@@ -217,6 +218,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         on_nonfinite=args.on_nonfinite,
         workers=workers,
         resume=args.resume,
+        piece_mb=args.piece_mb,
     )
     try:
         job = ImportJob(cfg, sink, cancel)

@@ -46,10 +46,11 @@ class ImportConfig:
     #: How the work is done, not what it makes (left out of the provenance's params).
     workers: int = 1
     resume: bool = False
+    piece_mb: float = 16  # text input is cut into pieces of this size (for the workers)
 
     def params(self) -> dict[str, Any]:
         d = asdict(self)
-        for k in ("workers", "resume"):
+        for k in ("workers", "resume", "piece_mb"):
             d.pop(k)
         for k in ("src", "out", "labels"):
             d[k] = None if d[k] is None else os.path.abspath(d[k])

@@ -286,7 +286,7 @@ class ImportJob:
                 lay = src.file_layout(path)
                 if lay is not None:
                     layouts[str(i)] = [lay.li, lay.di, lay.header_len, lay.header_line]
-        pieces = plan_pieces(files)
+        pieces = plan_pieces(files, max(1, int(cfg.piece_mb * 2**20)))
         spec = ParseSpec(
             format=cfg.format,
             files=[str(p) for p in files],

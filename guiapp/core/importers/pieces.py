@@ -180,8 +180,9 @@ def _read_lines(path: Path, piece: Piece) -> tuple[list[bytes], np.ndarray]:
 class PieceParser:
     """Parses pieces for one ``ParseSpec`` (one per process; keeps the fitted shape)."""
 
-    def __init__(self, spec: ParseSpec) -> None:
+    def __init__(self, spec: ParseSpec, *, fast: bool = True) -> None:
         self.spec = spec
+        self.use_fast = fast  # False: every line by the exact path (tests compare the two)
         self.fit = spec.fit()
         self.shaper = Shaper(self.fit)
         self.dtype = np.dtype(spec.dtype)
@@ -250,7 +251,7 @@ class PieceParser:
         spec = self.spec
         length = self.target_length()
         none: tuple[list[int], list[Any], np.ndarray] = ([], [], np.empty((0, 0), np.int64))
-        if length is None:
+        if length is None or not self.use_fast:
             return none
         if spec.format == "jsonl":
             idx, labs, datas = fast_jsonl(stripped, spec.label_field, spec.data_field, self._seen)
