@@ -26,6 +26,9 @@ from .parse import Fit, Shaper, as_number_array, parse_text_rows
 from .text import CsvLayout, first_json_line, json_record, open_text_binary
 
 PIECE_BYTES = 16 * 2**20
+#: The input's first piece is short: the job parses it alone (the first good row fixes the
+#: sample shape) before the workers start.
+FIRST_PIECE_BYTES = 2**20
 BLOCK_LINES = 4096
 GOOD, UNUSABLE, BAD_DATA, BAD_LABEL = 0, 1, 2, 3
 
@@ -49,7 +52,10 @@ def plan_pieces(files: list[Path], piece_bytes: int = PIECE_BYTES) -> list[Piece
         pos = 0
         with open(path, "rb") as fh:
             while pos < size:
-                end = min(size, pos + piece_bytes)
+                first = not out and pos == 0
+                end = min(
+                    size, pos + (min(piece_bytes, FIRST_PIECE_BYTES) if first else piece_bytes)
+                )
                 if end < size:
                     fh.seek(end - 1)
                     while True:
