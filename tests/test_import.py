@@ -1,5 +1,6 @@
 """`guiapp import`: every format round-trips, bad rows are reported by file:line, the output
-is shuffled with bounded memory, and a failed or stopped import leaves nothing behind."""
+is shuffled with bounded memory, a failed import leaves nothing behind, and a stopped one
+leaves only its hidden staging folder, for --resume."""
 
 from __future__ import annotations
 
@@ -230,7 +231,13 @@ def test_abort_is_default_and_leaves_nothing(
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
-def test_stop_on_stdin_leaves_nothing(
+def _only_staging(folder: Path, out: Path) -> None:
+    """No dataset, nothing but the stopped import's hidden staging folder."""
+    names = [p.name for p in folder.iterdir()]
+    assert all(n.startswith(f".{out.name}.import-") for n in names), names
+
+
+def test_stop_on_stdin_leaves_no_dataset_and_resumes(
     big_jsonl: tuple[Path, list[tuple[int, list[int]]]], tmp_path: Path
 ) -> None:
     src, _ = big_jsonl
@@ -256,7 +263,13 @@ def test_stop_on_stdin_leaves_nothing(
     kinds = [e["event"] for e in events]
     assert kinds[0] == "started" and kinds[-1] == "stopped", kinds
     assert "finished" not in kinds
-    assert list(tmp_path.iterdir()) == []
+    _only_staging(tmp_path, out)
+    r = subprocess.run(
+        [*import_jsonl_command(src, out), "--resume"], capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.splitlines()[-1])["event"] == "finished"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kmers.h5", "kmers.shards"]
 
 
 # -- determinism and the memory bound ----------------------------------------------------
@@ -607,7 +620,8 @@ def test_cancel_in_process_leaves_nothing(sorted_jsonl: Path, tmp_path: Path) ->
         run_import(
             ImportConfig(src=sorted_jsonl, out=tmp_path / "c.h5", format="jsonl"), sink, cancel
         )
-    assert seen[-1] == "stopped" and list(tmp_path.iterdir()) == []
+    assert seen[-1] == "stopped"
+    _only_staging(tmp_path, tmp_path / "c.h5")
 
 
 def test_folder_of_files_gzip_and_line_numbers(tmp_path: Path) -> None:
@@ -652,4 +666,4 @@ def test_sigint_stops_cleanly(
     rest, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
     assert json.loads(rest.splitlines()[-1])["event"] == "stopped"
-    assert list(tmp_path.iterdir()) == []
+    _only_staging(tmp_path, tmp_path / "k.h5")

@@ -79,7 +79,26 @@ def register(sub: Any) -> None:
         choices=("skip", "abort"),
         help="on a bad row: stop with its file:line (abort, default) or leave it out (skip)",
     )
+    g.add_argument(
+        "--on-nonfinite",
+        default="abort",
+        choices=("skip", "abort"),
+        help="rows holding NaN/Inf: refuse the import naming where they are (abort, default) "
+        "or leave them out, counted in the provenance (skip)",
+    )
     g.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0)")
+    g.add_argument(
+        "--workers",
+        default="auto",
+        help="processes parsing text input (default auto: the machine's cores, at most 8); "
+        "the dataset is the same for any number",
+    )
+    g.add_argument("--piece-mb", type=float, default=16, help=argparse.SUPPRESS)
+    g.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an import that was stopped or killed, from its last checkpoint",
+    )
     g.add_argument(
         "--memory-mb", type=float, default=256, help="memory budget of the shuffle (default 256)"
     )
@@ -165,6 +184,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     cancel.install_signal_handlers()
     cancel.watch_stdin()
     names = [c.strip() for c in args.class_names.split(",")] if args.class_names else None
+    from ..core.importers.parallel import default_workers
+
+    if args.workers == "auto":
+        workers = min(8, default_workers())
+    elif str(args.workers).isdigit() and int(args.workers) >= 1:
+        workers = int(args.workers)
+    else:
+        raise UserError(f"--workers {args.workers!r}: give a number of processes (1 or more) or auto")
     cfg = ImportConfig(
         src=Path(args.src),
         out=Path(args.out),
@@ -188,6 +215,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         shard_rows=args.shard_rows,
         compression=None if args.compression == "none" else args.compression,
         overwrite=args.overwrite,
+        on_nonfinite=args.on_nonfinite,
+        workers=workers,
+        resume=args.resume,
+        piece_mb=args.piece_mb,
     )
     try:
         job = ImportJob(cfg, sink, cancel)
@@ -198,7 +229,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         summary = job.run()
     except Cancelled:
         if args.events is None:
-            sys.stderr.write("guiapp import: stopped; no dataset was written\n")
+            sys.stderr.write(
+                "guiapp import: stopped; no dataset was written. Run the same command with "
+                "--resume to continue (without it, the next import starts over)\n"
+            )
         return 0
     if args.events is None:
         print_summary(summary)

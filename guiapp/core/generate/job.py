@@ -25,7 +25,7 @@ from ..events import EventSink, RateMeter
 from ..provenance import versions
 from ..store import remove_dataset, shard_dir
 from ..store.format import LABEL_DTYPE, row_nbytes
-from ..store.index import DatasetHeader, write_index
+from ..store.index import DatasetHeader, IndexFile
 from ..store.lock import DatasetLock
 from ..store.shard_meta import ShardMeta, read_shard_meta
 from ..store.shard_stats import ShardStats
@@ -173,6 +173,7 @@ class GenerationJob:
             return self._finish(plan, errors, time.monotonic() - t0)
 
     def _write_index(self) -> None:
+        """Rewrite the whole index (at the start and the end; a seal writes one record)."""
         metas = [self.metas[k] for k in sorted(self.metas)]
         if self.cfg.on_nonfinite == "skip":
             self.header.provenance["nonfinite_rows_skipped"] = sum(self.skipped.values())
@@ -180,7 +181,9 @@ class GenerationJob:
         stats["shards_covered"] = len(self.parts)
         self.header.statistics = stats
         complete = all(m.content_hash for m in metas)
-        write_index(self.path, self.header, metas, complete=complete)
+        self.index = IndexFile(self.path, self.header, slots=len(metas))
+        self.index.set_all(metas)
+        self.index.rewrite(complete=complete)
 
     def _start(self, plan: Plan) -> tuple[dict[Connection, Any], Any]:
         ctx = mp.get_context("spawn")
@@ -259,7 +262,7 @@ class GenerationJob:
         m = read_shard_meta(shard_path(self.path, k), expect_uuid=self.cfg.uuid)
         self.metas[k] = m
         self.parts[k] = GenStats.read_from(m.path, self.cfg.sample_shape, self.cfg.dtype)
-        self._write_index()
+        self.index.put(m)  # one record in place: the same cost at any shard count
 
     def _finish(self, plan: Plan, errors: list[dict[str, Any]], elapsed: float) -> dict[str, Any]:
         for k, m in list(self.metas.items()):

@@ -42,9 +42,16 @@ class ImportConfig:
     shard_rows: int | None = None
     compression: str | None = None
     overwrite: bool = False
+    on_nonfinite: str = "abort"  # or "skip": rows holding NaN/Inf left out and counted
+    #: How the work is done, not what it makes (left out of the provenance's params).
+    workers: int = 1
+    resume: bool = False
+    piece_mb: float = 16  # text input is cut into pieces of this size (for the workers)
 
     def params(self) -> dict[str, Any]:
         d = asdict(self)
+        for k in ("workers", "resume", "piece_mb"):
+            d.pop(k)
         for k in ("src", "out", "labels"):
             d[k] = None if d[k] is None else os.path.abspath(d[k])
         return d
@@ -61,6 +68,9 @@ class Tally:
     truncated: int = 0
     empty: int = 0
     reports: list[str] = field(default_factory=list)
+    nonfinite_rows: int = 0
+    nonfinite_values: int = 0
+    nonfinite_at: list[str] = field(default_factory=list)  # where the first ones are
 
 
 def storage_dtype(cfg: ImportConfig, source_dtype: np.dtype | None) -> np.dtype:

@@ -21,22 +21,25 @@ from ..atomic import fsync_dir
 from ..errors import Cancelled, DatasetError, UserError
 from ..events import CancelToken, EventSink, RateMeter
 from ..provenance import versions
-from ..store import DatasetWriter, remove_dataset, shard_dir
+from ..store import Dataset, DatasetWriter, remove_dataset, shard_dir
 from ..store.stats import GenStats
+from . import resume, staging
 from .config import ImportConfig, Tally, peek_dtype, storage_dtype
 from .labels import LabelMap
+from .parallel import parse_in_order
 from .parse import Fit, Parsed, Shaper, as_number_array, parse_text_rows
+from .pieces import BAD_DATA, GOOD, UNUSABLE, ParseSpec, PieceParser, PieceResult, plan_pieces
+from .records import ChunkCutter, RecordChunk
 from .shuffle import LABEL, Scatter, bucket_count, shuffled
-from .sources import Chunk, open_source
+from .sources import Chunk, display_name, open_source
+from .staging import StagingLock, staging_dir
+from .text import CsvSource, TextSource
 
 #: Row errors kept (in the provenance, the events and the summary) when skipping.
 MAX_REPORTS = 20
 PROGRESS_EVERY_S = 0.5
 TEXT_FORMATS = ("jsonl", "csv", "tsv")
-
-
-def staging_dir(out: Path) -> Path:
-    return out.parent / f".{out.name}.import-{os.getpid()}"
+CHECKPOINT_EVERY_S = 10.0
 
 
 class ImportJob:
@@ -48,6 +51,10 @@ class ImportJob:
         self.cancel = cancel
         if cfg.on_error not in ("abort", "skip"):
             raise UserError("--on-error takes 'skip' or 'abort'")
+        if cfg.on_nonfinite not in ("abort", "skip"):
+            raise UserError("--on-nonfinite takes 'skip' or 'abort'")
+        if cfg.workers < 1:
+            raise UserError(f"--workers {cfg.workers}: give at least 1")
         if cfg.memory_mb <= 0:
             raise UserError("--memory-mb must be positive")
         if cfg.shard_rows is not None and cfg.shard_rows <= 0:
@@ -57,7 +64,7 @@ class ImportJob:
         out = Path(cfg.out)
         if out.is_dir():
             raise DatasetError(out, "is a folder", "Give the dataset's file name, e.g. OUT.h5")
-        if (out.exists() or shard_dir(out).exists()) and not cfg.overwrite:
+        if (out.exists() or shard_dir(out).exists()) and not (cfg.overwrite or cfg.resume):
             raise DatasetError(out, "already exists", "Choose another name or pass --overwrite")
         self.source = open_source(
             cfg.format,
@@ -86,7 +93,12 @@ class ImportJob:
         self.stats: GenStats | None = None
         self.scatter: Scatter | None = None
         self.stage = staging_dir(out)
+        self.lock = StagingLock(self.stage)
+        self.est_rows = 0
         self._last_progress = 0.0
+        self._last_checkpoint = time.monotonic()
+        self._flushes = 0
+        self._pass1_done: dict[str, Any] | None = None
 
     # -- the job ----------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -94,14 +106,24 @@ class ImportJob:
         self.started = time.monotonic()
         self.sink.emit("started", job="import", config=cfg.params(), dtype=self.dtype.name)
         try:
-            if self.stage.exists():
-                shutil.rmtree(self.stage)
-            self.stage.mkdir(parents=True)
-            self._pass1()
-            summary = self._pass2()
+            saved = self._prepare_stage()
+            if saved is not None and saved["phase"] == "publish":
+                summary = self._publish_resumed(saved)
+            else:
+                if saved is None or saved["phase"] == "pass1":
+                    self._pass1(None if saved is None else saved["pass1"])
+                    self._pass1_done = resume.pass1_state(self, {})
+                    self._checkpoint("pass2", sealed=0)
+                else:
+                    resume.restore_pass1(self, saved["pass1"], buckets=False)
+                    self._pass1_done = saved["pass1"]
+                summary = self._pass2(0 if saved is None else int(saved.get("sealed", 0)))
         except Cancelled:
-            self._cleanup()
-            self.sink.emit("stopped", job="import", reason=self.cancel.reason, output=None)
+            self.lock.release()  # the folder stays: --resume continues from its checkpoint
+            self.sink.emit(
+                "stopped", job="import", reason=self.cancel.reason, output=None,
+                resumable=str(self.stage),
+            )  # fmt: skip
             raise
         except UserError as exc:
             self._cleanup()
@@ -122,34 +144,239 @@ class ImportJob:
         self.sink.emit("finished", job="import", **summary)
         return summary
 
+    def _prepare_stage(self) -> dict[str, Any] | None:
+        """Remove what killed imports of this output left (or adopt it with --resume);
+        make and lock our staging folder; return the checkpoint to continue from."""
+        out = Path(self.cfg.out)
+        stale, live = staging.stale_folders(out)
+        if live:
+            folder, pid = live[0]
+            raise UserError(
+                f"{out}: another import into it is running (process {pid}, folder {folder.name}). "
+                "Wait for it to finish or stop it first"
+            )
+        saved = None
+        if self.cfg.resume:
+            for folder in sorted(stale, key=lambda p: p.stat().st_mtime, reverse=True):
+                cp = staging.read_checkpoint(folder)
+                if cp is not None:
+                    resume.check_same(cp, self.cfg.params(), self.source.files)
+                    if self.stage.exists():
+                        shutil.rmtree(self.stage)
+                    os.rename(folder, self.stage)
+                    stale.remove(folder)
+                    saved = cp
+                    break
+        for folder in stale:
+            size = staging.folder_bytes(folder)
+            staging.remove(folder)
+            self.sink.emit(
+                "log", level="info",
+                message=f"removed {folder.name}, left by a stopped import ({size / 2**20:.1f} MB)",
+            )  # fmt: skip
+        if saved is None:
+            if self.cfg.resume:
+                self.sink.emit("log", level="info", message="--resume: nothing to resume, starting")
+            if self.stage.exists():
+                shutil.rmtree(self.stage)
+            if (out.exists() or shard_dir(out).exists()) and not self.cfg.overwrite:
+                raise DatasetError(out, "already exists", "Choose another name or pass --overwrite")
+        self.stage.mkdir(parents=True, exist_ok=True)
+        self.lock.acquire()
+        return saved
+
+    def _checkpoint(self, phase: str, **extra: Any) -> None:
+        state: dict[str, Any] = {
+            "phase": phase,
+            "params": self.cfg.params(),
+            "source": resume.source_identity(self.source.files),
+            **extra,
+        }
+        state["pass1"] = self._pass1_done if phase != "pass1" else extra.pop("pass1")
+        staging.write_checkpoint(self.stage, state)
+        self._last_checkpoint = time.monotonic()
+
+    def _after_chunk(self, position: dict[str, Any]) -> None:
+        """Checkpoint pass 1 when the buckets were flushed, or every CHECKPOINT_EVERY_S."""
+        sc = self.scatter
+        flushed = sc is not None and sc.flushes != self._flushes
+        if not flushed and time.monotonic() - self._last_checkpoint < CHECKPOINT_EVERY_S:
+            return
+        if sc is not None:
+            if not flushed:
+                sc.flush()
+            self._flushes = sc.flushes
+        self._checkpoint("pass1", pass1=resume.pass1_state(self, position))
+
     def _cleanup(self) -> None:
+        self.lock.release()
         shutil.rmtree(self.stage, ignore_errors=True)
 
     def _check(self) -> None:
         self.cancel.raise_if_cancelled()
 
     # -- pass 1 --------------------------------------------------------------------
-    def _pass1(self) -> None:
+    def _pass1(self, saved: dict[str, Any] | None) -> None:
+        self.meter = RateMeter(self.source.total_bytes)
+        position = resume.restore_pass1(self, saved) if saved is not None else {}
         t = self.tally
-        meter = RateMeter(self.source.total_bytes)
-        for chunk in self.source.chunks():
-            self._check()
-            x, ids = self._parse(chunk)
-            t.rows_read += len(chunk) + len(chunk.bad)
-            if len(x):
-                if self.scatter is None:
-                    self._start_scatter(x, chunk)
-                assert self.scatter is not None and self.stats is not None
-                self.stats.update(x)
-                self.scatter.add(x, ids)
-                t.rows += len(x)
-            self._progress("read", meter, chunk.bytes_done)
-        self._progress("read", meter, self.source.total_bytes, force=True)
+        if isinstance(self.source, TextSource):
+            self._pass1_text(self.source, position)
+        else:
+            skip = int(position.get("chunks", 0))
+            for n, chunk in enumerate(self.source.chunks()):
+                if n < skip:
+                    continue
+                self._check()
+                x, ids, rows = self._parse(chunk)
+                x, ids = self._finite(x, ids, rows, chunk.locate)
+                self._rows(x, ids, len(chunk) + len(chunk.bad), chunk.bytes_done)
+                self._after_chunk({"chunks": n + 1})
+        self._progress("read", self.meter, self.source.total_bytes, force=True)
+        if t.nonfinite_rows and self.cfg.on_nonfinite == "abort":
+            raise UserError(
+                f"{', '.join(t.nonfinite_at)}{' ...' if t.nonfinite_rows > len(t.nonfinite_at) else ''}: "
+                f"{t.nonfinite_values} NaN/Inf value(s) in {t.nonfinite_rows} row(s). Clean the "
+                "source data, or pass --on-nonfinite skip to leave those rows out"
+            )
         if t.rows == 0:
             first = f" (first problem: {t.reports[0]})" if t.reports else ""
             raise UserError(f"{self.cfg.src}: no usable rows{first}")
 
-    def _parse(self, chunk: Chunk) -> tuple[np.ndarray, np.ndarray]:
+    def _rows(self, x: np.ndarray, ids: np.ndarray, records: int, bytes_done: int) -> None:
+        """One chunk's good rows into the statistics and the shuffle's buckets."""
+        t = self.tally
+        t.rows_read += records
+        if len(x):
+            if self.scatter is None:  # (the serial reader counted this chunk twice here)
+                self._start_scatter(x, t.rows_read + records, bytes_done)
+            assert self.scatter is not None and self.stats is not None
+            if not (t.nonfinite_rows and self.cfg.on_nonfinite == "abort"):
+                self.stats.update(x)
+                self.scatter.add(x, ids)
+            t.rows += len(x)
+        self._progress("read", self.meter, bytes_done)
+
+    def _finite(
+        self, x: np.ndarray, ids: np.ndarray, where: np.ndarray, locate: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Rows holding NaN/Inf: counted (and left out with --on-nonfinite skip)."""
+        if x.dtype.kind != "f" or not len(x):
+            return x, ids
+        flat = x.reshape(len(x), -1)
+        lo, hi = flat.min(), flat.max()
+        if np.isfinite(lo) and np.isfinite(hi):
+            return x, ids
+        bad_values = ~np.isfinite(flat)
+        bad = bad_values.any(axis=1)
+        t = self.tally
+        for i in np.flatnonzero(bad)[: max(0, 5 - len(t.nonfinite_at))].tolist():
+            t.nonfinite_at.append(locate(int(where[i])))
+        t.nonfinite_rows += int(bad.sum())
+        t.nonfinite_values += int(bad_values.sum())
+        return x[~bad], ids[~bad]
+
+    def _pass1_text(self, src: TextSource, position: dict[str, Any]) -> None:
+        cfg = self.cfg
+        files = src.files
+        names = [display_name(p, src.root) for p in files]
+        layouts: dict[str, list[int | None]] = {}
+        if isinstance(src, CsvSource):
+            for i, path in enumerate(files):
+                lay = src.file_layout(path)
+                if lay is not None:
+                    layouts[str(i)] = [lay.li, lay.di, lay.header_len, lay.header_line]
+        pieces = plan_pieces(files, max(1, int(cfg.piece_mb * 2**20)))
+        spec = ParseSpec(
+            format=cfg.format,
+            files=[str(p) for p in files],
+            names=names,
+            label_field=cfg.label_field,
+            data_field=cfg.data_field,
+            delimiter=getattr(src, "delimiter", ""),
+            dtype=self.dtype.name,
+            length=cfg.length,
+            pad=cfg.pad,
+            truncate=cfg.truncate,
+            pad_value=cfg.pad_value,
+            sample_shape=None,
+            class_names=cfg.class_names,
+            csv_layouts=layouts,
+        )
+        at = int(position.get("piece", 0))
+        cutter = ChunkCutter(
+            pieces,
+            [p.stat().st_size for p in files],
+            names,
+            skip_records=int(position.get("record", 0)),
+            line_base=int(position.get("line_base", 0)),
+        )
+        if self.fit.sample_shape is not None and cfg.length is None:
+            spec.sample_shape = list(self.fit.sample_shape)  # resumed after the first rows
+        workers = max(1, cfg.workers)
+        if workers > 1 and cfg.length is None and spec.sample_shape is None:
+            # the first good row fixes the sample shape: find it here, then fan out
+            first = PieceParser(spec)
+            while at < len(pieces) and first.fit.sample_shape is None:
+                self._piece(first.parse(pieces[at]), cutter)
+                at += 1
+            spec.sample_shape = (
+                None if first.fit.sample_shape is None else list(first.fit.sample_shape)
+            )
+        for res in parse_in_order(spec, pieces, at, workers):
+            self._piece(res, cutter)
+
+    def _piece(self, res: PieceResult, cutter: ChunkCutter) -> None:
+        if (
+            res.sample_shape is not None
+            and self.fit.sample_shape is None
+            and self.fit.length is None
+        ):
+            self.fit.sample_shape = tuple(res.sample_shape)
+        for chunk in cutter.feed(res):
+            self._check()
+            self._record_chunk(chunk)
+            self._after_chunk(
+                {
+                    "piece": chunk.next_piece,
+                    "record": chunk.next_record,
+                    "line_base": chunk.line_base,
+                }
+            )
+        if res.fatal:
+            raise UserError(res.fatal)
+
+    def _record_chunk(self, c: RecordChunk) -> None:
+        """A chunk of records: labels, errors in line order, counts, then its good rows."""
+        has_label = c.kind != UNUSABLE
+        ids_l, label_errors = self.labels.ids(c.labels)
+        ids = np.full(len(c), -1, np.int32)
+        ids[has_label] = ids_l
+        rec_of_label = np.flatnonzero(has_label)
+        errors: list[tuple[int, str, str]] = []
+        problem_at = np.flatnonzero((c.kind == UNUSABLE) | (c.kind == BAD_DATA)).tolist()
+        line = c.line
+        for r, problem in zip(problem_at, c.problems, strict=True):
+            if c.kind[r] == UNUSABLE or ids[r] >= 0:
+                errors.append((int(line[r]), f"{c.name}:{int(line[r])}", problem))
+        for i, problem in label_errors:
+            r = int(rec_of_label[i])
+            errors.append((int(line[r]), f"{c.name}:{int(line[r])}", problem))
+        self._row_errors(sorted(errors))
+        good = c.kind == GOOD
+        gids = ids[good]
+        keep = gids >= 0
+        x = c.x if keep.all() else c.x[keep]
+        fitted = c.fitted[keep]
+        t = self.tally
+        t.padded += int(np.count_nonzero((fitted == -1) | (fitted == 2)))
+        t.truncated += int(np.count_nonzero(fitted == 1))
+        t.empty += int(np.count_nonzero(fitted == 2))
+        glines = line[good][keep]
+        x, pids = self._finite(x, gids[keep], glines, lambda n: f"{c.name}:{n}")
+        self._rows(x, pids, len(c), c.bytes_done)
+
+    def _parse(self, chunk: Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ids, label_errors = self.labels.ids(chunk.labels)
         if isinstance(chunk.data, np.ndarray):
             parsed = self.shaper.shape_array(chunk.data)
@@ -164,7 +391,7 @@ class ImportJob:
         self._count(parsed)
         keep = ids[parsed.rows] >= 0
         x = parsed.x if keep.all() else parsed.x[keep]
-        return x, ids[parsed.rows[keep]]
+        return x, ids[parsed.rows[keep]], parsed.rows[keep]
 
     def _row_arrays(self, data: list[Any], ids: np.ndarray) -> list[np.ndarray | str | None]:
         rows: list[np.ndarray | str | None] = [None] * len(data)
@@ -200,15 +427,14 @@ class ImportJob:
                 t.reports.append(report)
                 self.sink.emit("log", level="warning", message=f"skipped {report}")
 
-    def _start_scatter(self, x: np.ndarray, chunk: Chunk) -> None:
+    def _start_scatter(self, x: np.ndarray, seen: int, bytes_done: int) -> None:
         """Choose the bucket count from the first rows: estimate the whole input's size."""
         shape = tuple(x.shape[1:])
         row_bytes = int(np.prod(shape, dtype=np.int64)) * self.dtype.itemsize + LABEL.itemsize
         if self.source.total_rows is not None:
             est_rows = self.source.total_rows
         else:
-            seen = self.tally.rows_read + len(chunk) + len(chunk.bad)
-            est_rows = int(seen * self.source.total_bytes / max(1, chunk.bytes_done)) + 1
+            est_rows = int(seen * self.source.total_bytes / max(1, bytes_done)) + 1
         est_bytes = est_rows * row_bytes
         free = shutil.disk_usage(self.stage).free
         if free < est_bytes * 1.1:
@@ -251,14 +477,10 @@ class ImportJob:
         )
 
     # -- pass 2 --------------------------------------------------------------------
-    def _pass2(self) -> dict[str, Any]:
+    def _provenance(self) -> dict[str, Any]:
         cfg, t = self.cfg, self.tally
-        assert self.scatter is not None and self.stats is not None
-        class_names, remap = self.labels.finish()
-        per_pid = np.zeros(len(remap), dtype=np.int64)
-        scatter = self.scatter
-        shape = scatter.sample_shape
-        provenance = {
+        assert self.scatter is not None
+        return {
             "importer": cfg.format,
             "source": os.path.abspath(cfg.src),
             "source_files": len(self.source.files),
@@ -273,53 +495,104 @@ class ImportJob:
             "padded_rows": t.padded,
             "truncated_rows": t.truncated,
             "empty_rows": t.empty,
-            "shuffle": {"method": "two-pass external", "buckets": scatter.n},
+            "nonfinite_rows": t.nonfinite_rows,
+            "nonfinite_values": t.nonfinite_values,
+            "shuffle": {"method": "two-pass external", "buckets": self.scatter.n},
         }
+
+    def _pass2(self, sealed: int) -> dict[str, Any]:
+        """Buckets, shuffled, into the staged dataset; each sealed shard is a checkpoint."""
+        cfg, t = self.cfg, self.tally
+        assert self.scatter is not None and self.stats is not None
+        class_names, remap = self.labels.finish()
+        scatter = self.scatter
         meter = RateMeter(t.rows)
         staged = self.stage / Path(cfg.out).name
-        written = 0
-        with DatasetWriter(
-            staged,
-            sample_shape=shape,
-            dtype=self.dtype,
-            class_names=class_names,
-            shard_capacity=cfg.shard_rows,
-            compression=cfg.compression,
-            provenance=provenance,
-            statistics=self.stats.summary(),
-        ) as writer:
-            for x, pid in shuffled(scatter, cfg.seed, self.max_bucket_bytes, self._check):
-                y = remap[pid]
-                writer.append(x, y)
-                per_pid += np.bincount(pid, minlength=len(remap))
-                written += len(x)
-                self._progress("write", meter, written)
-        counts = np.bincount(remap, weights=per_pid, minlength=len(class_names)).astype(np.int64)
+        if sealed and staged.exists():
+            writer = DatasetWriter.reopen(staged, keep_shards=sealed)
+        else:
+            sealed = 0
+            writer = DatasetWriter(
+                staged,
+                sample_shape=scatter.sample_shape,
+                dtype=self.dtype,
+                class_names=class_names,
+                shard_capacity=cfg.shard_rows,
+                compression=cfg.compression,
+                provenance=self._provenance(),
+                statistics=self.stats.summary(),
+                overwrite=True,
+                expected_rows=t.rows,
+            )
+        cap = writer.header.shard_capacity
+        retired: list[tuple[tuple[Path, ...], int]] = []
+
+        def retire(paths: tuple[Path, ...], end_row: int) -> None:
+            retired.append((paths, end_row))
+
+        with writer:
+            for x, pid in shuffled(
+                scatter, cfg.seed, self.max_bucket_bytes, self._check,
+                skip_rows=sealed * cap, retire=retire,
+            ):  # fmt: skip
+                writer.append(x, remap[pid])
+                if writer.shards_done != sealed:
+                    sealed = writer.shards_done
+                    self._checkpoint("pass2", sealed=sealed)
+                    done = sealed * cap
+                    for paths, end in [r for r in retired if r[1] <= done]:
+                        for p in paths:
+                            p.unlink(missing_ok=True)
+                        retired.remove((paths, end))
+                self._progress("write", meter, writer.rows)
         self._check()
+        self._checkpoint("publish", sealed=sealed, uuid=writer.header.uuid)
         self._publish(staged)
-        self._progress("write", meter, written, force=True)
+        self._progress("write", meter, writer.rows, force=True)
+        return self._summary()
+
+    def _summary(self) -> dict[str, Any]:
+        t = self.tally
+        with Dataset(self.cfg.out) as ds:
+            counts = ds.class_counts
+            names, rows, shape, dtype = ds.class_names, len(ds), ds.sample_shape, ds.dtype
+            buckets = ds.provenance.get("shuffle", {}).get("buckets")
         return {
-            "output": os.path.abspath(cfg.out),
-            "rows": written,
+            "output": os.path.abspath(self.cfg.out),
+            "rows": rows,
             "rows_read": t.rows_read,
             "skipped": t.skipped,
             "row_errors": list(t.reports),
             "padded": t.padded,
             "truncated": t.truncated,
+            "nonfinite_rows": t.nonfinite_rows,
             "classes": [
                 {"index": i, "name": n, "count": int(c)}
-                for i, (n, c) in enumerate(zip(class_names, counts, strict=True))
+                for i, (n, c) in enumerate(zip(names, counts, strict=True))
             ],
             "sample_shape": list(shape),
-            "dtype": self.dtype.name,
-            "buckets": scatter.n,
+            "dtype": dtype.name,
+            "buckets": buckets,
             "elapsed_s": round(time.monotonic() - self.started, 2),
         }
+
+    def _publish_resumed(self, saved: dict[str, Any]) -> dict[str, Any]:
+        """A job killed while publishing: finish moving the dataset into place."""
+        resume.restore_pass1(self, saved["pass1"], buckets=False)
+        out = Path(self.cfg.out)
+        staged = self.stage / out.name
+        if staged.exists():
+            self._publish(staged)
+        else:
+            self._cleanup()
+        return self._summary()
 
     def _publish(self, staged: Path) -> None:
         """Move the finished dataset into place: shard folder first, the index last."""
         out = Path(self.cfg.out)
-        if out.exists() or shard_dir(out).exists():
+        if out.exists() or (shard_dir(out).exists() and shard_dir(staged).exists()):
+            if not self.cfg.overwrite:
+                raise DatasetError(out, "already exists", "Choose another name or pass --overwrite")
             remove_dataset(out)
         # Renames of a finished dataset (a folder, then its index), not file writes: the
         # files were made whole and durable by the store's writer (core/atomic.py writes files).

@@ -59,6 +59,23 @@ class Scatter:
         self.rows = np.zeros(self.n, dtype=np.int64)
         self._pending: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(self.n)]
         self._pending_bytes = 0
+        self.flushes = 0
+
+    def restore(self, rows: list[int]) -> None:
+        """Back to a checkpoint: ``rows`` per bucket on disk, anything written after cut off."""
+        self._pending = [[] for _ in range(self.n)]
+        self._pending_bytes = 0
+        self.rows = np.asarray(rows, dtype=np.int64)
+        for k in range(self.n):
+            r = int(self.rows[k])
+            for p, size in zip(
+                self.paths(k), (r * self.row_bytes, r * LABEL.itemsize), strict=True
+            ):
+                if size == 0:
+                    _unlink(p)
+                    continue
+                with open(p, "r+b") as fh:
+                    fh.truncate(size)
 
     def paths(self, k: int) -> tuple[Path, Path]:
         return self.folder / f"{k:05d}.x", self.folder / f"{k:05d}.y"
@@ -94,6 +111,7 @@ class Scatter:
                     fy.write(np.ascontiguousarray(y).data)
             parts.clear()
         self._pending_bytes = 0
+        self.flushes += 1
 
 
 def _unlink(*paths: Path) -> None:
@@ -102,33 +120,62 @@ def _unlink(*paths: Path) -> None:
             os.unlink(p)
 
 
+Retire = Callable[[tuple[Path, ...], int], None]
+
+
+def _unlink_now(paths: tuple[Path, ...], end_row: int) -> None:
+    _unlink(*paths)
+
+
 def shuffled(
     scatter: Scatter,
     seed: int,
     max_bucket_bytes: int,
     check: Callable[[], None] = lambda: None,
     _path: tuple[int, ...] = (),
+    *,
+    skip_rows: int = 0,
+    retire: Retire = _unlink_now,
+    _base: int = 0,
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Pass 2: each bucket's rows in a seeded random order, bucket after bucket."""
+    """Pass 2: each bucket's rows in a seeded random order, bucket after bucket.
+
+    ``skip_rows``: leave out the first rows of the sequence (a resume), without reading the
+    buckets that hold only those. ``retire(files, end_row)`` is called once a bucket's rows
+    (the output's rows up to ``end_row``) have been handed on; by default its files are
+    deleted at once (a resumable job deletes them once those rows are sealed).
+    """
     scatter.flush()
     rec = scatter.row_bytes + LABEL.itemsize
+    at = _base
     for k in range(scatter.n):
         check()
         rows = int(scatter.rows[k])
         px, py = scatter.paths(k)
         if rows == 0:
             continue
+        start, at = at, at + rows
+        if skip_rows >= rows:
+            skip_rows -= rows
+            retire((px, py), at)
+            continue
         key = (*_path, k)
         if rows * rec > max_bucket_bytes and rows > 1 and len(key) < 6:
-            yield from _split(scatter, k, seed, max_bucket_bytes, check, key)
+            yield from _split(
+                scatter, k, seed, max_bucket_bytes, check, key, skip_rows, retire, start
+            )
+            skip_rows = 0
             continue
         x = np.fromfile(px, dtype=scatter.dtype).reshape((rows, *scatter.sample_shape))
         y = np.fromfile(py, dtype=LABEL)
-        _unlink(px, py)
         perm = np.random.default_rng([seed, 2, *key]).permutation(rows)
+        if skip_rows:
+            perm = perm[skip_rows:]
+            skip_rows = 0
         xs = x[perm]
         del x
         yield xs, y[perm]
+        retire((px, py), at)
 
 
 def _split(
@@ -138,13 +185,20 @@ def _split(
     max_bucket_bytes: int,
     check: Callable[[], None],
     key: tuple[int, ...],
+    skip_rows: int,
+    retire: Retire,
+    base: int,
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Scatter an oversized bucket into smaller ones (streaming it), then shuffle those."""
     rows = int(parent.rows[k])
     px, py = parent.paths(k)
     rec = parent.row_bytes + LABEL.itemsize
+    folder = parent.folder / f"{k:05d}.split"
+    if folder.exists():  # a resumed job: split again, from the start
+        for p in folder.iterdir():
+            _unlink(p)
     sub = Scatter(
-        parent.folder / f"{k:05d}.split",
+        folder,
         bucket_count(rows * rec, max_bucket_bytes),
         parent.sample_shape,
         parent.dtype,
@@ -163,7 +217,7 @@ def _split(
         )
         y = np.fromfile(py, dtype=LABEL, count=n, offset=a * LABEL.itemsize)
         sub.add(x.reshape((n, *parent.sample_shape)), y)
-    _unlink(px, py)
-    yield from shuffled(sub, seed, max_bucket_bytes, check, key)
-    with contextlib.suppress(OSError):
-        sub.folder.rmdir()
+    yield from shuffled(
+        sub, seed, max_bucket_bytes, check, key, skip_rows=skip_rows, retire=retire, _base=base
+    )
+    retire((px, py), base + rows)

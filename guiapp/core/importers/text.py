@@ -9,6 +9,7 @@ import io
 import json
 from abc import abstractmethod
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -161,34 +162,41 @@ class JsonlSource(TextSource):
                 continue
             if first:
                 first = False
-                if line.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
-                    line = line[3:]
-                if line.lstrip()[:1] == b"[":
-                    raise UserError(
-                        f"{name}:{no}: is a JSON array, not JSON lines. Export with "
-                        "'mongoexport' without --jsonArray (one document per line)"
-                    )
-            try:
-                obj = decode(line.decode("utf-8"))
-            except UnicodeDecodeError:
-                yield no, None, None, "is not valid UTF-8"
-                continue
-            except json.JSONDecodeError as exc:
-                yield no, None, None, f"invalid JSON ({exc.msg}, column {exc.colno})"
-                continue
-            if not isinstance(obj, dict):
-                yield no, None, None, "is not a JSON object"
-                continue
-            ok, label = _field(obj, lf)
-            if not ok:
-                yield no, None, None, f"has no {lf!r} field (see --label-field)"
-                continue
-            ok, value = _field(obj, df)
-            if not ok:
-                yield no, None, None, f"has no {df!r} field (see --data-field)"
-                continue
-            value, problem = _data_value(value, df)
+                line = first_json_line(line, name, no)
+            label, value, problem = json_record(line, lf, df, decode)
             yield no, label, value, problem
+
+
+def first_json_line(line: bytes, name: str, no: int) -> bytes:
+    """The first non-blank line of a file: without a byte order mark; a JSON array refused."""
+    if line.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
+        line = line[3:]
+    if line.lstrip()[:1] == b"[":
+        raise UserError(
+            f"{name}:{no}: is a JSON array, not JSON lines. Export with "
+            "'mongoexport' without --jsonArray (one document per line)"
+        )
+    return line
+
+
+def json_record(line: bytes, lf: str, df: str, decode: Any) -> tuple[Any, Any, str]:
+    """(label, data, problem) of one non-blank JSON line; problem "" when it is usable."""
+    try:
+        obj = decode(line.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, None, "is not valid UTF-8"
+    except json.JSONDecodeError as exc:
+        return None, None, f"invalid JSON ({exc.msg}, column {exc.colno})"
+    if not isinstance(obj, dict):
+        return None, None, "is not a JSON object"
+    ok, label = _field(obj, lf)
+    if not ok:
+        return None, None, f"has no {lf!r} field (see --label-field)"
+    ok, value = _field(obj, df)
+    if not ok:
+        return None, None, f"has no {df!r} field (see --data-field)"
+    value, problem = _data_value(value, df)
+    return label, value, problem
 
 
 def _column(spec: str, header: list[str] | None, what: str, where: str) -> int:
@@ -224,39 +232,66 @@ class CsvSource(TextSource):
     def rows(self, lines: IO[bytes], name: str) -> Iterator[tuple[int, Any, Any, str]]:
         text = io.TextIOWrapper(lines, encoding="utf-8-sig", errors="replace", newline="")  # type: ignore[arg-type]
         reader = csv.reader(text, delimiter=self.delimiter)
-        by_index = self.label_field.isdigit() and self.data_field.isdigit()
-        li = di = -1
-        started = False
-        header: list[str] | None = None
+        layout: CsvLayout | None = None
         try:
             for row in reader:
                 no = reader.line_num
                 if not row or all(not c.strip() for c in row):
                     continue
-                if not started:
-                    started = True
-                    header = row
-                    if by_index:  # a header only if the data cell holds no digits at all
-                        d = int(self.data_field)
-                        cell = row[d] if d < len(row) else ""
-                        header = None if any(ch.isdigit() for ch in cell) else row
-                    li = _column(self.label_field, header, "label", f"{name}:{no}")
-                    di = _column(self.data_field, header, "data", f"{name}:{no}")
-                    if header is not None:
+                if layout is None:
+                    layout = self.layout_of(row, no, name)
+                    if layout.header_line == no:
                         continue
-                need = max(li, di) + 1
-                if len(row) < need:
-                    yield no, None, None, f"has {len(row)} column(s), needs {need}"
-                    continue
-                if header is not None and len(row) != len(header):
-                    yield (
-                        no,
-                        None,
-                        None,
-                        f"has {len(row)} columns, the header has {len(header)} (is the data "
-                        'column quoted, like "1,2,3"?)',
-                    )
-                    continue
-                yield no, row[li], row[di], ""
+                yield layout.record(no, row)
         finally:
             text.detach()
+
+    def layout_of(self, first_row: list[str], no: int, name: str) -> CsvLayout:
+        """Columns and header from a file's first non-blank row."""
+        header: list[str] | None = first_row
+        if self.label_field.isdigit() and self.data_field.isdigit():
+            # a header only if the data cell holds no digits at all
+            d = int(self.data_field)
+            cell = first_row[d] if d < len(first_row) else ""
+            header = None if any(ch.isdigit() for ch in cell) else first_row
+        li = _column(self.label_field, header, "label", f"{name}:{no}")
+        di = _column(self.data_field, header, "data", f"{name}:{no}")
+        return CsvLayout(li, di, None if header is None else len(header), no if header else 0)
+
+    def file_layout(self, path: Path) -> CsvLayout | None:
+        """The layout of one file (None if it has no non-blank row)."""
+        name = display_name(path, self.root)
+        with open_text_binary(path) as (lines, _raw):
+            text = io.TextIOWrapper(lines, encoding="utf-8-sig", errors="replace", newline="")  # type: ignore[arg-type]
+            try:
+                reader = csv.reader(text, delimiter=self.delimiter)
+                for row in reader:
+                    if row and not all(not c.strip() for c in row):
+                        return self.layout_of(row, reader.line_num, name)
+            finally:
+                text.detach()
+        return None
+
+
+@dataclass
+class CsvLayout:
+    """Where a CSV file's label and data are: columns, header width, the header's line."""
+
+    li: int
+    di: int
+    header_len: int | None
+    header_line: int  # 0: no header
+
+    def record(self, no: int, row: list[str]) -> tuple[int, Any, Any, str]:
+        need = max(self.li, self.di) + 1
+        if len(row) < need:
+            return no, None, None, f"has {len(row)} column(s), needs {need}"
+        if self.header_len is not None and len(row) != self.header_len:
+            return (
+                no,
+                None,
+                None,
+                f"has {len(row)} columns, the header has {self.header_len} (is the data "
+                'column quoted, like "1,2,3"?)',
+            )
+        return no, row[self.li], row[self.di], ""

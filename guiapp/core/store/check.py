@@ -91,6 +91,7 @@ def check_dataset(
     NaN/Inf and recomputes the content hash of every sealed or finished shard.
     """
     with Dataset(path) as ds:
+        ds.verify_files()  # opening trusts the manifest; every file is stat'ed once here
         rep = CheckReport(path=str(ds.path), rows=len(ds))
         rep.step(f"schema format_version {ds.format_version}, {len(ds.shards)} shard(s) present")
         if len(ds) == 0:

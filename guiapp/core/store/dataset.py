@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,14 @@ import h5py
 import numpy as np
 
 from ..errors import DatasetError
-from .format import FORMAT_NAME, FORMAT_VERSION, LABEL_DTYPE, X, Y
-from .index import SINGLE_FILE
+from .format import FORMAT_NAME, FORMAT_VERSION, LABEL_DTYPE, X, Y, shard_relpath
+from .index import SINGLE_FILE, ShardTable, read_manifest
 from .shard_meta import ShardMeta, check_shard_size, open_h5, raw_arrays, read_shard_meta
 from .shard_stats import ShardStats
+
+#: Shards whose arrays (memmaps or open h5py files) a Dataset keeps at once: a reader's
+#: memory and file handles do not grow with the shard count.
+OPEN_SHARDS = 64
 
 IMPORT_HINT = "Import it with 'guiapp import SRC OUT.h5 --format ...' (see 'guiapp import --help')"
 
@@ -30,6 +35,58 @@ def _text(v: Any) -> str:
     if isinstance(v, np.ndarray) and v.shape == ():
         return _text(v[()])
     return str(v)
+
+
+class ShardList(Sequence[ShardMeta]):
+    """A dataset's shards as ``ShardMeta``, made from the manifest table when asked for."""
+
+    def __init__(self, ds: Dataset, table: ShardTable, from_files: dict[int, ShardMeta]) -> None:
+        self.ds = ds
+        self.table = table
+        self.from_files = from_files
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __getitem__(self, k: int) -> ShardMeta:  # type: ignore[override]
+        if not isinstance(k, (int, np.integer)):
+            raise TypeError("shards are indexed by number")
+        k = int(k)
+        if k < 0:
+            k += len(self.table)
+        if not 0 <= k < len(self.table):
+            raise IndexError(f"shard {k} is out of range for {len(self.table)} shards")
+        m = self.from_files.get(k)
+        if m is not None:
+            return m
+        r = self.table.rec[k]
+        ds = self.ds
+        xo, yo = int(r["x_offset"]), int(r["y_offset"])
+        return ShardMeta(
+            path=ds._path_of(k, ds._files, int(r["number"])),
+            number=int(r["number"]),
+            capacity=int(r["capacity"]),
+            committed=int(r["committed"]),
+            sample_shape=ds.sample_shape,
+            dtype=ds.dtype,
+            x_offset=None if xo < 0 else xo,
+            y_offset=None if yo < 0 else yo,
+            compression=ds.compression,
+            dataset_uuid=ds.uuid,
+            content_hash=r["content_hash"].decode("ascii").strip(),
+            stats=ShardStats(
+                class_counts=self.table.counts[k].copy(),
+                value_sum=float(r["value_sum"]),
+                value_sumsq=float(r["value_sumsq"]),
+                value_min=float(r["value_min"]),
+                value_max=float(r["value_max"]),
+                nonfinite=int(r["nonfinite"]),
+            ),
+        )
+
+    def __iter__(self) -> Iterator[ShardMeta]:
+        for k in range(len(self.table)):
+            yield self[k]
 
 
 class Dataset:
@@ -75,8 +132,8 @@ class Dataset:
                 self.provenance: dict[str, Any] = json.loads(_text(a["provenance"]))
                 self.created = _text(a["created"])
                 self.statistics: dict[str, Any] = json.loads(_text(a.get("statistics", "{}")))
-                manifest = json.loads(_text(a["shards"]))
                 self.complete = bool(int(a["complete"]))
+                table, files = read_manifest(f, len(self.class_names))
             except (KeyError, ValueError, TypeError) as exc:
                 raise DatasetError(
                     self.path,
@@ -84,59 +141,93 @@ class Dataset:
                     "Regenerate or re-import the dataset",
                 ) from None
         self.format_version = version
-        self.shards: list[ShardMeta] = [self._shard(e) for e in manifest]
-        if self.layout == "single" and self.shards:
-            self.complete = bool(self.shards[0].content_hash)
-        counts = [s.committed for s in self.shards]
-        self.starts = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
-        self._arrays: dict[int, tuple[Any, Any]] = {}
+        self._folder = self.path.parent.resolve()
+        self._files = files
+        self._shard_list = ShardList(self, table, self._open_entries(table, files))
+        if self.layout == "single" and len(table):
+            self.complete = bool(table.rec["content_hash"][0].strip())
+        self.starts = np.concatenate([[0], np.cumsum(table.rec["committed"], dtype=np.int64)])
+        self._arrays: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
         self._h5: dict[int, h5py.File] = {}
 
-    def _shard(self, e: dict[str, Any]) -> ShardMeta:
-        if e["file"] == SINGLE_FILE:
-            return read_shard_meta(self.path, expect_uuid=self.uuid)
-        path = (self.path.parent / e["file"]).resolve()
-        sealed_here = e["committed"] == e["capacity"] or bool(e.get("content_hash"))
-        if not path.exists():
-            if e["committed"] == 0 and not sealed_here:
-                # Listed before any row went in (e.g. a job killed right after creating it).
-                return ShardMeta(
-                    path=path,
-                    number=e["number"],
-                    capacity=e["capacity"],
-                    committed=0,
-                    sample_shape=self.sample_shape,
-                    dtype=self.dtype,
-                    x_offset=None,
-                    y_offset=None,
-                    compression=self.compression,
-                    dataset_uuid=self.uuid,
-                    content_hash="",
-                    stats=ShardStats.empty(len(self.class_names)),
-                )
-            raise DatasetError(
-                path,
-                f"is missing (shard {e['number']} of {self.path.name})",
-                "Restore the shard file or regenerate the dataset",
-            )
-        if not sealed_here:
-            return read_shard_meta(path, expect_uuid=self.uuid)
-        meta = ShardMeta(
-            path=path,
-            number=int(e["number"]),
-            capacity=int(e["capacity"]),
-            committed=int(e["committed"]),
-            sample_shape=self.sample_shape,
-            dtype=self.dtype,
-            x_offset=e.get("x_offset"),
-            y_offset=e.get("y_offset"),
-            compression=self.compression,
-            dataset_uuid=self.uuid,
-            content_hash=str(e.get("content_hash", "")),
-            stats=ShardStats.from_mapping(e["stats"]),
+    def _open_entries(self, table: ShardTable, files: list[str] | None) -> dict[int, ShardMeta]:
+        """Read the shards the manifest cannot vouch for (unsealed ones) from their files.
+
+        Sealed entries are trusted as listed: opening reads no shard file for them, so it
+        costs the same per shard at any shard count (``verify_files`` checks the files).
+        """
+        rec = table.rec
+        metas: dict[int, ShardMeta] = {}
+        unsealed = np.flatnonzero(
+            (rec["committed"] != rec["capacity"]) & (rec["content_hash"] == b"")
         )
-        check_shard_size(meta)
-        return meta
+        for k in unsealed.tolist():
+            if files is not None and files[k] == SINGLE_FILE:
+                m = read_shard_meta(self.path, expect_uuid=self.uuid)
+            else:
+                path = self._path_of(k, files, int(rec["number"][k]))
+                if not path.exists():
+                    if int(rec["committed"][k]) == 0:
+                        continue  # listed before any row went in (a job killed right after)
+                    raise DatasetError(
+                        path,
+                        f"is missing (shard {int(rec['number'][k])} of {self.path.name})",
+                        "Restore the shard file or regenerate the dataset",
+                    )
+                m = read_shard_meta(path, expect_uuid=self.uuid)
+            metas[k] = m
+            table.set(k, m)  # widens the counts if the shard has more classes than named
+        if files is not None and files and files[0] == SINGLE_FILE and 0 not in metas:
+            m = read_shard_meta(self.path, expect_uuid=self.uuid)
+            metas[0] = m
+            table.set(0, m)
+        return metas
+
+    def _path_of(self, k: int, files: list[str] | None, number: int) -> Path:
+        if files is not None:
+            f = files[k]
+            return self.path.resolve() if f == SINGLE_FILE else (self.path.parent / f).resolve()
+        return self._folder / shard_relpath(self.path, number)
+
+    @property
+    def shards(self) -> ShardList:
+        """The shards' metadata, made on demand (``len``, index, iterate)."""
+        return self._shard_list
+
+    @property
+    def _table(self) -> ShardTable:
+        return self._shard_list.table
+
+    def verify_files(self) -> int:
+        """Check every shard with rows exists and is long enough; return the bytes on disk.
+
+        One ``stat`` per shard and no shard opened, so it costs the same per shard at any
+        shard count.
+        """
+        rec = self._table.rec
+        xo, yo, cap = rec["x_offset"], rec["y_offset"], rec["capacity"]
+        need = np.maximum(xo + cap * self.row_nbytes, yo + cap * LABEL_DTYPE.itemsize)
+        need[(xo < 0) | (yo < 0)] = 0
+        total = os.stat(self.path).st_blocks * 512
+        seen = {str(self.path.resolve())}
+        numbers, committed = rec["number"].tolist(), rec["committed"].tolist()
+        for k, number in enumerate(numbers):
+            path = self._path_of(k, self._files, number)
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                if committed[k] == 0:
+                    continue
+                raise DatasetError(
+                    path,
+                    f"is missing (shard {number} of {self.path.name})",
+                    "Restore the shard file or regenerate the dataset",
+                ) from None
+            if st.st_size < need[k]:
+                check_shard_size(self.shards[k])  # words the error
+            if str(path) not in seen:
+                total += st.st_blocks * 512
+        return int(total)
 
     # -- size and schema --------------------------------------------------------
     def __len__(self) -> int:
@@ -152,50 +243,50 @@ class Dataset:
 
     @property
     def class_counts(self) -> np.ndarray:
+        counts = self._table.counts
+        if counts.shape[1] > self.num_classes and counts[:, self.num_classes :].any():
+            k = int(np.flatnonzero(counts[:, self.num_classes :].any(axis=1))[0])
+            c = self.shards[k].stats.class_counts
+            last = int(np.flatnonzero(c)[-1])
+            raise DatasetError(
+                self.shards[k].path,
+                f"holds labels up to {last}, but the dataset names only {self.num_classes} classes",
+                "Fix class_names or re-import the data",
+            )
         total = np.zeros(self.num_classes, dtype=np.int64)
-        for s in self.shards:
-            c = s.stats.class_counts
-            if len(c) > self.num_classes:
-                raise DatasetError(
-                    s.path,
-                    f"holds labels up to {len(c) - 1}, but the dataset names only {self.num_classes} classes",
-                    "Fix class_names or re-import the data",
-                )
-            total[: len(c)] += c
+        w = min(self.num_classes, counts.shape[1])
+        total[:w] = counts[:, :w].sum(axis=0)
         return total
 
     def value_stats(self) -> dict[str, float | None]:
         n = len(self) * int(np.prod(self.sample_shape))
-        st = [s.stats for s in self.shards]
-        bad = sum(s.nonfinite for s in st)
-        if any(np.isnan(s.value_sum) for s in st):  # written with value statistics off
+        rec = self._table.rec
+        bad = int(rec["nonfinite"].sum())
+        if np.isnan(rec["value_sum"]).any():  # written with value statistics off
             return {"mean": None, "std": None, "min": None, "max": None, "nonfinite": float(bad)}
         good = max(1, n - bad)
-        total = sum(s.value_sum for s in st)
-        mean = total / good
-        var = max(0.0, sum(s.value_sumsq for s in st) / good - mean * mean)
+        mean = float(rec["value_sum"].sum()) / good
+        var = max(0.0, float(rec["value_sumsq"].sum()) / good - mean * mean)
+        empty = not len(rec)
         return {
             "mean": mean,
             "std": float(np.sqrt(var)),
-            "min": min((s.value_min for s in st), default=float("nan")),
-            "max": max((s.value_max for s in st), default=float("nan")),
+            "min": float("nan") if empty else float(rec["value_min"].min()),
+            "max": float("nan") if empty else float(rec["value_max"].max()),
             "nonfinite": float(bad),
         }
 
     def size_on_disk(self) -> int:
-        files = {self.path, *(s.path for s in self.shards)}
-        total = 0
-        for p in files:
-            try:
-                total += p.stat().st_blocks * 512
-            except FileNotFoundError:
-                pass
-        return total
+        return self.verify_files()
 
     # -- reading ------------------------------------------------------------------
     def shard_arrays(self, k: int) -> tuple[Any, Any]:
         """``(x, y)`` of shard ``k``'s committed rows: memmaps, or h5py datasets if compressed."""
-        if k not in self._arrays:
+        hit = self._arrays.get(k)
+        if hit is not None:
+            self._arrays.move_to_end(k)
+            return hit
+        if True:
             s = self.shards[k]
             if s.committed == 0:
                 arrs: tuple[Any, Any] = (
@@ -203,6 +294,7 @@ class Dataset:
                     np.empty((0,), LABEL_DTYPE),
                 )
             elif s.x_offset is not None and s.y_offset is not None:
+                check_shard_size(s)
                 arrs = raw_arrays(
                     s.path, s.x_offset, s.y_offset, s.committed, self.sample_shape, self.dtype
                 )
@@ -211,7 +303,12 @@ class Dataset:
                 self._h5[k] = f
                 arrs = (f[X], f[Y])
             self._arrays[k] = arrs
-        return self._arrays[k]
+            while len(self._arrays) > OPEN_SHARDS:
+                old, _ = self._arrays.popitem(last=False)
+                f = self._h5.pop(old, None)
+                if f is not None:
+                    f.close()
+        return arrs
 
     def locate(self, i: int) -> tuple[int, int]:
         """Global row -> (shard number, row within shard)."""
@@ -268,7 +365,9 @@ class Dataset:
             yield a, x, y
 
     def info(self) -> dict[str, Any]:
+        """The header and counts; checks every shard file exists and is long enough."""
         counts = self.class_counts
+        rec = self._table.rec
         return {
             "path": str(self.path),
             "format_version": self.format_version,
@@ -281,7 +380,7 @@ class Dataset:
             ],
             "layout": self.layout,
             "shards": len(self.shards),
-            "sealed_shards": sum(1 for s in self.shards if s.sealed),
+            "sealed_shards": int(np.count_nonzero(rec["committed"] == rec["capacity"])),
             "shard_capacity": self.shard_capacity,
             "compression": self.compression or "none",
             "complete": self.complete,

@@ -9,7 +9,9 @@ import numpy as np
 
 FORMAT_NAME = "guiapp-dataset"
 SHARD_FORMAT_NAME = "guiapp-shard"
-FORMAT_VERSION = 1
+#: 2: the index keeps its manifest as a table updated in place (1: one JSON attribute,
+#: still read). Shards did not change between 1 and 2.
+FORMAT_VERSION = 2
 
 X = "x"
 Y = "y"

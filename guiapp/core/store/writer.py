@@ -24,7 +24,7 @@ from .format import (
     shard_dir,
     shard_relpath,
 )
-from .index import SINGLE_FILE, DatasetHeader, write_index
+from .index import MIN_SLOTS, SINGLE_FILE, DatasetHeader, IndexFile
 from .shard import ShardWriter
 from .shard_meta import ShardMeta
 
@@ -118,6 +118,7 @@ class DatasetWriter:
         commit_rows: int = COMMIT_ROWS,
         overwrite: bool = False,
         durable: bool = False,
+        expected_rows: int | None = None,
     ) -> None:
         self.path = Path(path)
         dtype = np.dtype(dtype)
@@ -167,12 +168,56 @@ class DatasetWriter:
         self.durable = durable
         self.rows = 0
         self._since_commit = 0
-        self._done: list[ShardMeta] = []
+        self._done = 0  # shards finished (their entries live in self.index.table)
         self._current: ShardWriter | None = None
         self._closed = False
+        cap = self.header.shard_capacity
+        slots = -(-int(expected_rows) // cap) + 1 if expected_rows else MIN_SLOTS
+        self.index = IndexFile(self.path, self.header, slots=slots)
         if layout == "sharded":
             shard_dir(self.path).mkdir(parents=True, exist_ok=True)
-            write_index(self.path, self.header, [], complete=False)
+            self.index.rewrite(complete=False)
+
+    @classmethod
+    def reopen(cls, path: str | os.PathLike[str], *, keep_shards: int) -> DatasetWriter:
+        """Continue an unfinished sharded dataset after its first ``keep_shards`` sealed
+        shards (a resumed job): later shard files are removed, appends go on from there."""
+        from .dataset import Dataset  # the reader, only to read the header and manifest
+
+        path = Path(path)
+        with Dataset(path) as ds:
+            if ds.layout != "sharded" or any(not ds.shards[k].sealed for k in range(keep_shards)):
+                raise DatasetError(path, "cannot be continued here", "Start the job again")
+            metas = [ds.shards[k] for k in range(keep_shards)]
+            header = DatasetHeader(
+                uuid=ds.uuid,
+                sample_shape=ds.sample_shape,
+                dtype=ds.dtype,
+                class_names=list(ds.class_names),
+                shard_capacity=ds.shard_capacity,
+                compression=ds.compression,
+                provenance=ds.provenance,
+                created=ds.created,
+                statistics=ds.statistics,
+            )
+        folder = shard_dir(path)
+        for p in folder.iterdir():
+            if p.suffix == ".h5" and p.stem.isdigit() and int(p.stem) >= keep_shards:
+                p.unlink()
+        w = cls.__new__(cls)
+        w.path, w.header = path, header
+        w.commit_rows, w.durable = COMMIT_ROWS, False
+        w.rows, w._since_commit, w._done = keep_shards * header.shard_capacity, 0, keep_shards
+        w._current, w._closed = None, False
+        w.index = IndexFile(path, header, slots=2 * keep_shards)
+        w.index.set_all(metas)
+        w.index.rewrite(complete=False)
+        return w
+
+    @property
+    def shards_done(self) -> int:
+        """Shards finished so far (sealed, while writing)."""
+        return self._done
 
     # -- writing -----------------------------------------------------------------
     def append(self, x: Any, y: Any) -> None:
@@ -210,12 +255,12 @@ class DatasetWriter:
                 shard.finish()
             else:
                 shard.close()
-            self._done.append(shard.meta())
+            self._record(shard.meta())
         if self.header.layout == "single":
-            if self._done == []:  # nothing was appended: still leave a valid empty dataset
+            if self._done == 0:  # nothing was appended: still leave a valid empty dataset
                 self._create_shard().close()
             return
-        write_index(self.path, self.header, self._done, complete=complete)
+        self.index.rewrite(complete=complete)
 
     def __enter__(self) -> DatasetWriter:
         return self
@@ -233,7 +278,7 @@ class DatasetWriter:
 
     def _create_shard(self) -> ShardWriter:
         h = self.header
-        number = len(self._done)
+        number = self._done
         common = dict(
             number=number,
             capacity=h.shard_capacity,
@@ -262,14 +307,20 @@ class DatasetWriter:
             attrs["shards"] = json.dumps([entry])
             return ShardWriter.create(self.path, header_attrs=attrs, **common)  # type: ignore[arg-type]
         shard = ShardWriter.create(self.path.parent / shard_relpath(self.path, number), **common)  # type: ignore[arg-type]
-        # List the new shard before any row goes into it, so committed rows are always reachable.
-        write_index(self.path, h, [*self._done, shard.meta()], complete=False)
+        # List the new shard before any row goes into it, so committed rows are always
+        # reachable: one record written in place (the index is rewritten only when it is full).
+        self.index.put(shard.meta())
         return shard
 
     def _seal(self, shard: ShardWriter) -> None:
         shard.finish()
-        self._done.append(shard.meta())
         self._current = None
         self._since_commit = 0
+        meta = self._record(shard.meta())
         if self.header.layout == "sharded":
-            write_index(self.path, self.header, self._done, complete=False)
+            self.index.put(meta)
+
+    def _record(self, meta: ShardMeta) -> ShardMeta:
+        self._done += 1
+        self.index.table.set(meta.number, meta)
+        return meta

@@ -1,0 +1,199 @@
+"""`guiapp bench import`: import speed of mongoexport JSON lines and CSV against a naive parser.
+
+Measures, in one run on this machine, for ``--rows`` generated lines of 126 uint16 k-mer
+values (the genomics user's documents, ``{"_id":{"$oid":...},"label":{"$numberInt":"3"},
+"kmers":"12,65520,..."}``, and the same rows as ``label,"v1,...,v126"`` CSV):
+
+- ``naive``: ``json.loads`` + ``str.split`` + ``int`` per token into numpy, one process
+  (parse only: it writes nothing, so every ratio against it flatters it);
+- ``one_worker`` and ``all_workers``: the whole ``guiapp import`` (parse, checks, the
+  two-pass shuffle, the shards written), end to end;
+- that the datasets of 1 and of all workers are identical (shard content hashes);
+- peak RSS of the whole process tree for each import.
+
+Figures go in docs/BENCHMARKS.md with the command that made them.
+"""
+
+# ruff: noqa: UP031
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .write import PeakRSS
+
+L = 126
+
+
+def write_inputs(folder: Path, rows: int, seed: int = 12345) -> tuple[Path, Path]:
+    """``rows`` mongoexport-style JSON lines and the same rows as CSV."""
+    rng = np.random.default_rng(seed)
+    jp, cp = folder / "kmers.jsonl", folder / "kmers.csv"
+    with open(jp, "w") as fj, open(cp, "w") as fc:
+        fc.write("label,kmers\n")
+        for b0 in range(0, rows, 10_000):
+            m = min(10_000, rows - b0)
+            x = rng.integers(0, 65536, size=(m, L))
+            small = rng.random((m, L)) < 0.3  # a realistic share of small counts
+            x[small] = rng.integers(0, 100, size=int(small.sum()))
+            labels = rng.integers(0, 10, size=m).tolist()
+            oids = rng.integers(0, 2**62, size=m).tolist()
+            js, cs = [], []
+            for i, row in enumerate(x.tolist()):
+                s = ",".join(map(str, row))
+                js.append(
+                    '{"_id":{"$oid":"%024x"},"label":{"$numberInt":"%d"},"kmers":"%s"}\n'
+                    % (oids[i], labels[i], s)
+                )
+                cs.append('%d,"%s"\n' % (labels[i], s))
+            fj.write("".join(js))
+            fc.write("".join(cs))
+    return jp, cp
+
+
+def naive_jsonl(path: Path) -> tuple[int, float]:
+    """The reference: json.loads + str.split + int per token into numpy (rows, CPU-free s)."""
+    t = time.perf_counter()
+    blocks, rows, n = [], [], 0
+    with open(path, "rb") as f:
+        for line in f:
+            obj = json.loads(line)
+            rows.append([int(v) for v in obj["kmers"].split(",")])
+            if len(rows) == 4096:
+                blocks.append(np.array(rows, dtype=np.uint16))
+                n += len(rows)
+                rows = []
+    if rows:
+        blocks.append(np.array(rows, dtype=np.uint16))
+        n += len(rows)
+    return n, time.perf_counter() - t
+
+
+def naive_csv(path: Path) -> tuple[int, float]:
+    import csv
+
+    t = time.perf_counter()
+    blocks, rows, n = [], [], 0
+    with open(path, newline="") as f:
+        r = csv.reader(f)
+        next(r)
+        for row in r:
+            rows.append([int(v) for v in row[1].split(",")])
+            if len(rows) == 4096:
+                blocks.append(np.array(rows, dtype=np.uint16))
+                n += len(rows)
+                rows = []
+    if rows:
+        blocks.append(np.array(rows, dtype=np.uint16))
+        n += len(rows)
+    return n, time.perf_counter() - t
+
+
+def run_import_cli(src: Path, out: Path, fmt: str, workers: int) -> tuple[float, int]:
+    """``guiapp import`` as the user runs it (a child process); (seconds, peak RSS bytes)."""
+    import subprocess
+
+    extra = ["--label-field", "label", "--data-field", "kmers"]
+    cmd = [sys.executable, "-m", "guiapp", "import", str(src), str(out), "--format", fmt]
+    cmd += [*extra, "--workers", str(workers), "--events", "-", "--overwrite"]
+    with PeakRSS() as rss:
+        t = time.perf_counter()
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        el = time.perf_counter() - t
+    if r.returncode != 0:
+        raise RuntimeError(f"import failed: {r.stderr.strip()[-500:]}")
+    return el, rss.peak
+
+
+def shard_hashes(path: Path) -> list[str]:
+    from ..core.store import Dataset
+
+    with Dataset(path) as ds:
+        return [s.content_hash for s in ds.shards]
+
+
+def bench_format(folder: Path, src: Path, fmt: str, rows: int, workers: int) -> dict[str, Any]:
+    naive = naive_jsonl if fmt == "jsonl" else naive_csv
+    n, t_naive = naive(src)
+    assert n == rows
+    t1, rss1 = run_import_cli(src, folder / f"{fmt}1.h5", fmt, 1)
+    tw, rssw = run_import_cli(src, folder / f"{fmt}w.h5", fmt, workers)
+    same = shard_hashes(folder / f"{fmt}1.h5") == shard_hashes(folder / f"{fmt}w.h5")
+    mb = src.stat().st_size / 2**20
+    rps = {"naive": rows / t_naive, "one_worker": rows / t1, "all_workers": rows / tw}
+    return {
+        "rows": rows,
+        "input_mb": round(mb, 1),
+        "workers": workers,
+        "seconds": {
+            "naive": round(t_naive, 2),
+            "one_worker": round(t1, 2),
+            "all_workers": round(tw, 2),
+        },
+        "rows_per_s": {k: round(v) for k, v in rps.items()},
+        "mb_per_s": {k: round(v * mb / rows, 1) for k, v in rps.items()},
+        "ratios": {
+            "all_vs_naive": round(rps["all_workers"] / rps["naive"], 2),
+            "all_vs_one": round(rps["all_workers"] / rps["one_worker"], 2),
+            "one_vs_naive": round(rps["one_worker"] / rps["naive"], 2),
+        },
+        "peak_rss_mb": {"one_worker": round(rss1 / 2**20), "all_workers": round(rssw / 2**20)},
+        "identical_for_1_and_all_workers": same,
+    }
+
+
+def run_import_bench(rows: int, workers: int | None, folder: str | None) -> dict[str, Any]:
+    from ..core.importers.parallel import default_workers
+
+    w = workers or default_workers()
+    tmp = Path(tempfile.mkdtemp(prefix="guiapp-bench-import-", dir=folder))
+    try:
+        jp, cp = write_inputs(tmp, rows)
+        res = bench_format(tmp, jp, "jsonl", rows, w)
+        res["csv"] = bench_format(tmp, cp, "csv", rows, w)
+        res["cores"] = os.cpu_count()
+        res["load_average"] = [round(v, 2) for v in os.getloadavg()]
+        return res
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cmd_bench_import(args: argparse.Namespace) -> int:
+    res = run_import_bench(args.rows, args.workers, args.dir)
+    if args.json:
+        sys.stdout.write(json.dumps(res) + "\n")
+        return 0
+    for name, r in (("jsonl", res), ("csv", res["csv"])):
+        rp, mp = r["rows_per_s"], r["mb_per_s"]
+        sys.stdout.write(
+            f"{name}: {r['rows']:,} rows ({r['input_mb']} MB), {r['workers']} workers\n"
+            f"  naive        {rp['naive']:>10,} rows/s {mp['naive']:>7} MB/s (parse only)\n"
+            f"  1 worker     {rp['one_worker']:>10,} rows/s {mp['one_worker']:>7} MB/s "
+            f"(peak RSS {r['peak_rss_mb']['one_worker']} MB)\n"
+            f"  all workers  {rp['all_workers']:>10,} rows/s {mp['all_workers']:>7} MB/s "
+            f"(peak RSS {r['peak_rss_mb']['all_workers']} MB)\n"
+            f"  ratios       all/naive {r['ratios']['all_vs_naive']}, all/one "
+            f"{r['ratios']['all_vs_one']}; identical: {r['identical_for_1_and_all_workers']}\n"
+        )
+    return 0
+
+
+def register_bench(bench_sub: Any) -> None:
+    s = bench_sub.add_parser(
+        "import", help="import speed (JSONL, CSV) at 1 and all workers vs a naive parser"
+    )
+    s.add_argument("--rows", type=int, default=1_000_000, help="generated lines (default 1e6)")
+    s.add_argument("--workers", type=int, default=None, help="'all workers' (default: cores)")
+    s.add_argument("--dir", default=None, help="folder for the temporary files")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=cmd_bench_import)

@@ -1,0 +1,292 @@
+"""`guiapp import` at scale: the fast parser agrees with the exact one line by line, any worker
+count gives the same dataset, a killed import resumes to the same shards, stale staging
+folders are cleaned up (live ones never), and NaN/Inf rows are refused or counted."""
+
+# JSON lines read best as %-templates.
+# ruff: noqa: UP031
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from guiapp.core.errors import UserError
+from guiapp.core.events import EventSink
+from guiapp.core.importers import ImportConfig, run_import
+from guiapp.core.importers.labels import normalize
+from guiapp.core.importers.pieces import ParseSpec, PieceParser, plan_pieces
+from guiapp.core.store import Dataset
+
+L = 126
+R = random.Random(7)
+
+
+def _row(k: int = L, hi: int = 65535) -> list[int]:
+    return [R.randint(0, hi) for _ in range(k)]
+
+
+def _s(v: list[int]) -> str:
+    return ",".join(map(str, v))
+
+
+OID = '"_id":{"$oid":"5f1d7a3b9c8e4a0012345678"}'
+V = _row()
+# The parse study's cases: every shape the fast path must take or leave to the exact path.
+CASES = [
+    '{%s,"label":{"$numberInt":"3"},"data":"%s"}' % (OID, _s(V)),
+    '{"label":3,"data":"%s"}' % _s(V),
+    '{"label": 3, "accession": "GM_1", "data": "%s", "name": "Example_1"}' % _s(V),
+    '{"label":"3","data":"%s"}' % _s(V),
+    '{"label":"name_x","data":"%s"}' % _s(V),
+    '{"label":" spaced ","data":"%s"}' % _s(V),
+    '{"label":"ñame","data":"%s"}' % _s(V),
+    '{"label":{"$numberLong":"7"},"data":[%s]}' % _s(V),
+    '{"label":{"$numberDouble":"3.0"},"data":"%s"}' % _s(V),
+    '{"label":{"$numberDouble":"3.5"},"data":"%s"}' % _s(V),
+    '{"label":-1,"data":"%s"}' % _s(V),
+    '{"label":true,"data":"%s"}' % _s(V),
+    '{"label":null,"data":"%s"}' % _s(V),
+    '{"data":"%s","label":5}' % _s(V),
+    '{ "label" : 5 , "data" : "%s" }' % _s(V),
+    '{"meta":{"label":4},"data":"%s"}' % _s(V),
+    '{"label":1,"data":"%s","label":2}' % _s(V),
+    '{"label":1,"data":"%s","data":"1,2"}' % _s(V),
+    '{"label":1,"data":"%s","x":"9"}' % _s(V),
+    '{"label":1,"data":"%s"}' % _s(V[:-1]),
+    '{"label":1,"data":"%s"}' % _s([*V, 1]),
+    '{"label":1,"data":"%s"}' % _s([*V[:-1], 65536]),
+    '{"label":1,"data":"%s"}' % _s([*V[:-1], 10**30]),
+    '{"label":1,"data":"%s,0000012"}' % _s(V[:-1]),
+    '{"label":1,"data":"%s"}' % _s(V).replace(",", ", ", 3),
+    '{"label":1,"data":"%s,"}' % _s(V),
+    '{"label":1,"data":"%s"}' % _s(V).replace(",", ",,", 1),
+    '{"label":1,"data":"%s,x"}' % _s(V[:-1]),
+    '{"label":1,"data":"%s,1_0"}' % _s(V[:-1]),
+    '{"label":1,"data":"%s,+5"}' % _s(V[:-1]),
+    '{"label":1,"data":[%s,07]}' % _s(V[:-1]),
+    '{"label":1,"data":[%s,3.5]}' % _s(V[:-1]),
+    '{"label":1,"data":null}',
+    '{"label":1,"data":""}',
+    '{"label":1,"data":5}',
+    '{"label":1}',
+    "[1,2,3]",
+    '{"label":1,"data":"1,2',
+    "",
+    "   ",
+    '{"label":1,"data":"%s"}\r' % _s(V),
+    '{"label":01,"data":"%s"}' % _s(V),
+    '{"label":1,"data":"%s"} x' % _s(V),
+    '{"label":1,"data":"%s"}}' % _s(V),
+    '{"label":1,"data":"%s\\u0031"}' % _s([*V[:-1], 2]),
+]
+
+
+def _parse_all(path: Path, fmt: str, fast: bool, **kw: object) -> list[object]:
+    spec = ParseSpec(
+        format=fmt, files=[str(path)], names=[path.name], label_field="label",
+        data_field="data", delimiter=kw.pop("delimiter", ""), dtype="uint16",  # type: ignore[arg-type]
+        length=kw.pop("length", L), pad="post", truncate="pre", pad_value=0,  # type: ignore[arg-type]
+        sample_shape=None, class_names=None, csv_layouts=kw.pop("layouts", {}),  # type: ignore[arg-type]
+    )  # fmt: skip
+    parser = PieceParser(spec, fast=fast)
+    out: list[object] = []
+    for piece in plan_pieces([path], 4096):
+        r = parser.parse(piece)
+        # the fast path hands on typed numbers ({"$numberInt": "3"}) as the int they stand
+        # for; the label map takes both to the same class
+        labels = [_same_class(v) for v in r.labels]
+        out.append((r.line.tolist(), r.kind.tolist(), labels, r.problems, r.x.tolist(), r.fatal))
+    return out
+
+
+def _same_class(v: object) -> object:
+    if isinstance(v, dict):
+        try:
+            return normalize(v)
+        except ValueError:
+            return v
+    return v
+
+
+def _mutate(line: str) -> str:
+    b = list(line)
+    for _ in range(R.randint(1, 3)):
+        i = R.randrange(len(b) + 1)
+        ch = R.choice('0123456789,"{}[]: -.eE\\x\t$nul')
+        op = R.random()
+        if op < 0.4 and i < len(b):
+            b[i] = ch
+        elif op < 0.7:
+            b.insert(i, ch)
+        elif i < len(b):
+            del b[i]
+    return "".join(b).replace("\n", "")
+
+
+def test_fast_path_equals_the_exact_path_line_by_line(tmp_path: Path) -> None:
+    lines = CASES * 3 + [_mutate(R.choice(CASES[:9])) for _ in range(600)]
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode("utf-8"))
+    assert _parse_all(path, "jsonl", True) == _parse_all(path, "jsonl", False)
+    # and the fast path took the common shapes
+    good = _parse_all(path, "jsonl", True)
+    assert sum(k == 0 for part in good for k in part[1]) > 50  # type: ignore[index]
+
+
+def test_fast_csv_equals_the_exact_path(tmp_path: Path) -> None:
+    rows = ['%d,"%s"' % (i % 3, _s(_row())) for i in range(50)]
+    rows += ['1,"%s"' % _s(V[:-1]), '2,"1,,2"', "3,1,2,3", "", " , ", '"4","%s"' % _s(V)]
+    rows += [_mutate(R.choice(rows[:5])) for _ in range(200)]
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(rows) + "\n")
+    kw = {"delimiter": ",", "layouts": {"0": [0, 1, None, 0]}}
+    assert _parse_all(path, "csv", True, **dict(kw)) == _parse_all(path, "csv", False, **dict(kw))
+
+
+# -- one dataset whatever the worker count; resume after SIGKILL -------------------------
+def _write_jsonl(path: Path, n: int) -> None:
+    rng = np.random.default_rng(3)
+    with open(path, "w") as f:
+        for i in range(n):
+            if i % 997 == 5:
+                f.write('{"label": 2, "data": "1,2,x"}\n')
+                continue
+            v = ",".join(map(str, rng.integers(0, 65536, L).tolist()))
+            f.write(
+                '{"_id":{"$oid":"%024x"},"label":{"$numberInt":"%d"},"data":"%s"}\n' % (i, i % 5, v)
+            )
+
+
+@pytest.fixture(scope="module")
+def jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    p = tmp_path_factory.mktemp("in") / "k.jsonl"
+    _write_jsonl(p, 6000)
+    return p
+
+
+ARGS = ["--format", "jsonl", "--on-error", "skip", "--memory-mb", "1", "--shard-rows", "512"]
+ARGS += ["--piece-mb", "0.5", "--events", "-"]
+
+
+def _hashes(path: Path) -> tuple[list[str], list[str]]:
+    with Dataset(path) as ds:
+        return [s.content_hash for s in ds.shards], ds.class_names
+
+
+def _cli(src: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "guiapp", "import", str(src), str(out), *ARGS, *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(jsonl: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("full") / "full.h5"
+    r = _cli(jsonl, out, "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_two_workers_give_the_same_dataset(
+    jsonl: Path, uninterrupted: Path, tmp_path: Path
+) -> None:
+    r = _cli(jsonl, tmp_path / "w2.h5", "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    assert _hashes(tmp_path / "w2.h5") == _hashes(uninterrupted)
+    with Dataset(tmp_path / "w2.h5") as a, Dataset(uninterrupted) as b:
+        assert a.statistics == b.statistics
+        assert a.provenance["row_errors"] == b.provenance["row_errors"] != []
+
+
+def _kill_at(src: Path, out: Path, phase: str, sealed: int) -> None:
+    """Start an import and SIGKILL it once its checkpoint reaches ``phase`` (and ``sealed``)."""
+    cmd = [sys.executable, "-m", "guiapp", "import", str(src), str(out), *ARGS, "--workers", "2"]
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and p.poll() is None:
+            for cp in out.parent.glob(f".{out.name}.import-*/checkpoint.json"):
+                try:
+                    state = json.loads(cp.read_text())
+                except (OSError, ValueError):
+                    continue
+                if state["phase"] == phase and state.get("sealed", 0) >= sealed:
+                    os.kill(p.pid, signal.SIGKILL)
+                    p.wait()
+                    return
+            time.sleep(0.01)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    pytest.fail(f"the import never reached {phase}")
+
+
+@pytest.mark.parametrize(("phase", "sealed"), [("pass1", 0), ("pass2", 3)], ids=["pass1", "pass2"])
+def test_sigkill_then_resume_equals_uninterrupted(
+    jsonl: Path, uninterrupted: Path, tmp_path: Path, phase: str, sealed: int
+) -> None:
+    out = tmp_path / "k.h5"
+    _kill_at(jsonl, out, phase, sealed)
+    assert not out.exists()
+    (stage,) = tmp_path.glob(".k.h5.import-*")
+    r = _cli(jsonl, out, "--workers", "2", "--resume")
+    assert r.returncode == 0, r.stderr
+    assert _hashes(out) == _hashes(uninterrupted)
+    assert not stage.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["k.h5", "k.shards"]
+
+
+def test_stale_staging_removed_live_one_kept(jsonl: Path, tmp_path: Path) -> None:
+    out = tmp_path / "o.h5"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".o.h5.import-{dead.pid}"
+    (stale / "buckets").mkdir(parents=True)
+    (stale / "buckets" / "00000.x").write_bytes(b"\0" * 100_000)
+    live = tmp_path / f".o.h5.import-{os.getpid()}0"  # a folder whose lock a live job holds
+    live.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl,os,sys,time; fd=os.open(sys.argv[1],os.O_RDWR|os.O_CREAT);"
+         "fcntl.flock(fd,fcntl.LOCK_EX); print('held',flush=True); time.sleep(60)", str(live / "lock")],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        r = _cli(jsonl, out)
+        assert r.returncode == 2 and "another import into it is running" in r.stderr
+        assert live.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    os.rename(live, tmp_path / "elsewhere")  # the live job is gone now
+    r = _cli(jsonl, out)
+    assert r.returncode == 0, r.stderr
+    assert "left by a stopped import" in r.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "o.h5", "o.shards"]
+
+
+# -- NaN / Inf ------------------------------------------------------------------------
+def test_nonfinite_rows_refused_with_where_and_count_or_skipped(tmp_path: Path) -> None:
+    src = tmp_path / "f.jsonl"
+    lines = ['{"label": %d, "data": [1.5, 2.0, 3.0]}' % (i % 2) for i in range(40)]
+    lines[7] = '{"label": 1, "data": [NaN, 2.0, 3.0]}'
+    lines[20] = '{"label": 0, "data": [Infinity, -Infinity, 3.0]}'
+    src.write_text("\n".join(lines) + "\n")
+    cfg = {"src": src, "format": "jsonl", "dtype": "float32"}
+    with pytest.raises(UserError) as e:
+        run_import(ImportConfig(out=tmp_path / "a.h5", **cfg), EventSink())  # type: ignore[arg-type]
+    msg = str(e.value)
+    assert "f.jsonl:8" in msg and "f.jsonl:21" in msg and "3 NaN/Inf value(s) in 2 row(s)" in msg
+    assert "--on-nonfinite skip" in msg and not (tmp_path / "a.h5").exists()
+    s = run_import(ImportConfig(out=tmp_path / "b.h5", on_nonfinite="skip", **cfg), EventSink())  # type: ignore[arg-type]
+    assert s["rows"] == 38
+    with Dataset(tmp_path / "b.h5") as ds:
+        assert ds.provenance["nonfinite_rows"] == 2 and ds.info()["values"]["nonfinite"] == 0
