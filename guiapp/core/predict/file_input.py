@@ -98,7 +98,7 @@ def file_as_dataset(
         for chunk in job.source.chunks():
             cancel.raise_if_cancelled()
             # The importers' parse of one chunk: fields, labels, padding, row errors.
-            x, y = job._parse(chunk)
+            x, y, _lines = job._parse(chunk)
             if not len(x):
                 continue
             if writer is None:
