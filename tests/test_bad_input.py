@@ -345,10 +345,10 @@ def test_check_full_opens_every_shard(
 
 def test_manifest_committing_more_than_a_shard_holds(make_dataset: MakeDataset) -> None:
     path = make_dataset(rows=3000)
-    with h5py.File(path, "r+") as f:
-        manifest = json.loads(f.attrs["shards"])
-        manifest[0]["committed"] = 5000
-        f.attrs["shards"] = json.dumps(manifest)
+    with h5py.File(path, "r+") as f:  # the index's manifest table (format_version 2)
+        rec = f["manifest"][0]
+        rec["committed"] = 5000
+        f["manifest"][0] = rec
     for command in ("check", "info"):
         r = guiapp(command, path)
         one_error_line(r, "00000.h5", "5000 rows are committed", "holds only 2048")

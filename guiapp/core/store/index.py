@@ -187,10 +187,32 @@ def read_manifest(f: h5py.File, num_classes: int) -> tuple[ShardTable, list[str]
         counts = np.asarray(f[MANIFEST_COUNTS][()], np.int64).reshape(len(rec), -1)
         if counts.shape[1] < num_classes:  # never written narrower; stay safe
             counts = np.pad(counts, ((0, 0), (0, num_classes - counts.shape[1])))
-        return ShardTable(rec, counts).used(), None
-    raw = f.attrs["shards"]
-    entries = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else str(raw))
-    return table_from_json(entries, num_classes), [str(e["file"]) for e in entries]
+        table, files = ShardTable(rec, counts).used(), None
+    else:
+        raw = f.attrs["shards"]
+        entries = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else str(raw))
+        table, files = table_from_json(entries, num_classes), [str(e["file"]) for e in entries]
+    _check_committed(f.filename, table, files)
+    return table, files
+
+
+def _check_committed(index: str, table: ShardTable, files: list[str] | None) -> None:
+    """No manifest entry commits more rows than its shard holds (one vectorised test)."""
+    bad = np.flatnonzero(
+        (table.rec["committed"] > table.rec["capacity"]) | (table.rec["committed"] < 0)
+    )
+    if not len(bad):
+        return
+    from ..errors import DatasetError
+
+    i = int(bad[0])
+    rel = files[i] if files is not None else shard_relpath(index, int(table.rec["number"][i]))
+    raise DatasetError(
+        Path(index).parent / rel,
+        f"says {int(table.rec['committed'][i])} rows are committed but holds only "
+        f"{int(table.rec['capacity'][i])}",
+        "The manifest is damaged: restore the dataset or regenerate it",
+    )
 
 
 # -- writing ----------------------------------------------------------------------------
