@@ -23,7 +23,6 @@ from ..store import Dataset
 from .read_plan import EpochPlan, ReadPlan, SplitSpec
 from .reader import WindowReader
 
-
 #: Reader threads by default: the cores this process may use, at most this many (each
 #: thread reads with preadv and releases the GIL; beyond ~8 the page cache or the disk is
 #: the limit, not the threads). Issue #14, docs/SCALING.md ("The reader as cores grow").
