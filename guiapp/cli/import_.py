@@ -191,7 +191,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     elif str(args.workers).isdigit() and int(args.workers) >= 1:
         workers = int(args.workers)
     else:
-        raise UserError(f"--workers {args.workers!r}: give a number of processes (1 or more) or auto")
+        raise UserError(
+            f"--workers {args.workers!r}: give a number of processes (1 or more) or auto"
+        )
     cfg = ImportConfig(
         src=Path(args.src),
         out=Path(args.out),
