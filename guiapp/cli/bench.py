@@ -10,6 +10,7 @@ def register(sub: Any) -> None:
     from ..bench import import_ as bench_import
     from ..bench import predict as bench_predict
     from ..bench import read as bench_read
+    from ..bench import scale as bench_scale
     from ..bench import train as bench_train
     from ..bench import write as bench_write
 
@@ -20,6 +21,7 @@ def register(sub: Any) -> None:
     bench_train.register_bench(bench_sub)
     bench_predict.register_bench(bench_sub)
     bench_import.register_bench(bench_sub)
+    bench_scale.register_bench(bench_sub)
     g = bench_sub.add_parser(
         "gui",
         help="the GUI event loop's longest stall while jobs run and the browser scrolls (JSON)",

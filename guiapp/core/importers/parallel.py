@@ -32,10 +32,6 @@ def default_workers() -> int:
 
 
 def _worker(spec_json: str, pieces_json: str, conn: Connection) -> None:
-    try:
-        os.nice(2)
-    except OSError:
-        pass
     parser = PieceParser(ParseSpec.from_json(json.loads(spec_json)))
     pieces = [Piece(*p) for p in json.loads(pieces_json)]
     try:

@@ -23,6 +23,19 @@ from ..store import Dataset
 from .read_plan import EpochPlan, ReadPlan, SplitSpec
 from .reader import WindowReader
 
+#: Reader threads by default: the cores this process may use, at most this many (each
+#: thread reads with preadv and releases the GIL; beyond ~8 the page cache or the disk is
+#: the limit, not the threads). Issue #14, docs/SCALING.md ("The reader as cores grow").
+MAX_DEFAULT_READER_THREADS = 8
+
+
+def default_reader_threads() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_DEFAULT_READER_THREADS, cores))
+
 
 class BatchPipeline:
     """Reads one dataset as batches following a ``ReadPlan``."""
@@ -46,7 +59,7 @@ class BatchPipeline:
         dtype: Any = None,
         augment: AugmentSpec | None = None,
         class_weights: str | list[float] | None = None,
-        threads: int = 2,
+        threads: int | None = None,
         prefetch: int = 8,
         use_pread: bool | None = None,
     ) -> None:
@@ -68,7 +81,7 @@ class BatchPipeline:
         )
         self.out_dtype = np.dtype(dtype) if dtype is not None else self.ds.dtype
         self.augment = augment or AugmentSpec()
-        self.threads = max(1, threads)
+        self.threads = default_reader_threads() if threads is None else max(1, threads)
         self.prefetch = max(1, prefetch)  # batches tf.data keeps ready
         self.reader = WindowReader(self.ds, use_pread=use_pread, pool_buffers=6 + 2 * self.threads)
         self.weights = self._class_weights(class_weights)
