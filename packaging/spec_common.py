@@ -85,7 +85,9 @@ EXCLUDES = QT_EXCLUDES + [
     "torch",
     "pyqtgraph.examples",
     "pyqtgraph.opengl",  # needs PyOpenGL, not installed
-    "tensorboard",  # TF only imports it for the TensorBoard callback, which guiapp does not use
+    # Not frozen, to keep the bundle small: the installed app's runs write no TensorBoard files and
+    # say so in their events (core/train/tensorboard_log.py: tensorboard_missing). The venv has it.
+    "tensorboard",
     "clang",  # libclang: a TF build-time tool
     "PyInstaller",
 ]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +18,51 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from guiapp.core.store import DatasetWriter  # noqa: E402
 
 CLASSES = ["ring", "blob", "stripe", "edge", "noise"]
+
+# The environment every CLI subprocess of the suite runs in: no GPU, TensorFlow's own logs quiet.
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+
+
+def guiapp(
+    *args: Any,
+    timeout: int = 300,
+    cwd: Path | None = None,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
+    **kw: Any,
+) -> subprocess.CompletedProcess[str]:
+    """Run `python -m guiapp ARGS` as a user would, capturing stdout and stderr as text
+    (KW goes to subprocess.run, e.g. preexec_fn)."""
+    return subprocess.run(
+        [sys.executable, "-m", "guiapp", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        input=stdin,
+        env={**ENV, **(env or {})},
+        **kw,
+    )
+
+
+def generated(path: Path, generator: str, n: int, *extra: Any) -> Path:
+    """PATH made by `guiapp generate` (seed 3 unless EXTRA says otherwise); fails the test if not."""
+    r = guiapp("generate", path, "--generator", generator, "--n", n, "--seed", 3, *extra)
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+def fingerprint(folder: Path, *, mtimes: bool = False) -> dict[str, str]:
+    """Every path below FOLDER with its content hash (and mtime): equal means nothing was touched."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            out[str(p.relative_to(folder))] = hashlib.sha256(p.read_bytes()).hexdigest() + (
+                str(p.stat().st_mtime_ns) if mtimes else ""
+            )
+        elif not mtimes:
+            out[str(p.relative_to(folder))] = "dir"
+    return out
 
 
 def reference_rows(

@@ -6,7 +6,6 @@ a second each; the few that train use a 1,200-row dataset and two steps."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import resource
@@ -21,34 +20,12 @@ from typing import Any
 import h5py
 import numpy as np
 import pytest
-from conftest import CLASSES, MakeDataset
+from conftest import CLASSES, ENV, MakeDataset, fingerprint, guiapp
 
 from guiapp.core.store import Dataset, DatasetWriter
 from guiapp.core.store.lock import DatasetLock, lock_path
 
-ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
 TRAIN = ["--model", "cnn2d-small", "--batch", "32", "--max-steps", "2", "--val", "0.2"]
-
-
-def guiapp(*args: Any, cwd: Path | None = None, **kw: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "guiapp", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env={**ENV, **kw.pop("env", {})},
-        **kw,
-    )
-
-
-def fingerprint(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): (
-            hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
-        )
-        for p in sorted(folder.rglob("*"))
-    }
 
 
 def one_error_line(r: subprocess.CompletedProcess[str], *expected: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -12,30 +11,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from conftest import CLASSES, MakeDataset
+from conftest import CLASSES, MakeDataset, fingerprint, guiapp
 
 from guiapp.core.store import Dataset, DatasetWriter
-
-
-def guiapp(
-    *args: str | os.PathLike[str], cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "guiapp", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-    )
-
-
-def fingerprint(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        + str(p.stat().st_mtime_ns)
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 def test_info_human_and_json(make_dataset: MakeDataset) -> None:
@@ -169,7 +147,7 @@ CASES = [
 def test_bad_input_is_one_clear_line(tmp_path: Path, case: str, command: str) -> None:
     make, expected = BAD_INPUTS[case]
     path = make(tmp_path)
-    before = fingerprint(tmp_path)
+    before = fingerprint(tmp_path, mtimes=True)
     r = guiapp(command, path)
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
@@ -178,7 +156,7 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, case: str, command: str) ->
     assert expected in lines[0]
     named = path.name if case not in ("truncated-shard", "missing-shard") else ".h5"
     assert named in lines[0]
-    assert fingerprint(tmp_path) == before, "a failed check must not modify anything"
+    assert fingerprint(tmp_path, mtimes=True) == before, "a failed check must not modify anything"
 
 
 def test_usage_errors_and_help() -> None:

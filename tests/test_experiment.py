@@ -13,25 +13,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ENV, generated, guiapp
 
 from guiapp.core.train.early_stopping import best_epoch, should_stop
 from guiapp.core.train.experiment_history import ExperimentHistory
 from guiapp.core.train.experiment_spec import ExperimentSpec, parse_grid
 from guiapp.core.train.history import RunHistory
 
-ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
 QUICK = ["--batch", "32", "--val", "0.2", "--max-steps", "3", "--checkpoint-every", "2"]
 QUICK += ["--log-every", "1", "--events", "-"]
-
-
-def guiapp(*args: str | os.PathLike[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "guiapp", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=400,
-        env=ENV,
-    )
 
 
 def train(data: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -48,10 +38,7 @@ def summary_of(out: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def images(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("data") / "cells.h5"
-    r = guiapp("generate", path, "--generator", "patterns2d", "--n", "1200", "--seed", "3")
-    assert r.returncode == 0, r.stderr
-    return path
+    return generated(tmp_path_factory.mktemp("data") / "cells.h5", "patterns2d", 1200)
 
 
 @pytest.fixture(scope="module")

@@ -14,22 +14,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import guiapp
 
 from guiapp.core.generate import Source, resolve_config
 from guiapp.core.store import Dataset
 
 N, SHARD = 40_000, 4096  # 10 shards, the last one partial
 BASE = ["--n", str(N), "--shard-rows", str(SHARD), "--seed", "7"]
-
-
-def guiapp(*args: Any, **kw: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "guiapp", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        **kw,
-    )
 
 
 def start(*args: Any, **kw: Any) -> subprocess.Popen[str]:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import guiapp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,16 +46,6 @@ def import_jsonl_command(src: Path, out: Path) -> list[str]:
         "--events",
         "-",
     ]
-
-
-def guiapp(*args: Any, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "guiapp", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        input=stdin,
-    )
 
 
 def keras_pad(

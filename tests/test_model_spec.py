@@ -481,7 +481,7 @@ def test_load_and_save_specs(tmp_path: Path) -> None:
     assert load_spec(path) == spec
     assert not [p for p in tmp_path.iterdir() if p.name != "m.json"]  # no temp file left
     path.write_text('{"name": "x",\n "layers": [}\n')
-    with pytest.raises(UserError, match=r"m\.json: not valid JSON at line 2, column 13"):
+    with pytest.raises(UserError, match=r"m\.json: not valid JSON \(.* at line 2, column 13\)"):
         load_spec(path)
     path.write_text("[1, 2]")
     with pytest.raises(UserError, match="must be a JSON object"):

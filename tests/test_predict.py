@@ -12,22 +12,11 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from conftest import ENV, guiapp
 
 from guiapp.core.predict import PredictionTable, cell_rows, confusion_from_table
 from guiapp.core.store import Dataset
 from guiapp.ui.pages.runs.run_files import validation_rows
-
-ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
-
-
-def guiapp(*args: str | os.PathLike[str], timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "guiapp", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=ENV,
-    )
 
 
 def events_of(text: str) -> list[dict]:

@@ -12,20 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ENV, generated, guiapp
 
 from guiapp.core.store import Dataset
-
-ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
-
-
-def guiapp(*args: str | os.PathLike[str], timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "guiapp", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=ENV,
-    )
 
 
 def train_cnn(data: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -44,28 +33,12 @@ def events_of(text: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def images(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("data") / "cells.h5"
-    r = guiapp(
-        "generate",
-        path,
-        "--generator",
-        "patterns2d",
-        "--n",
-        "1200",
-        "--seed",
-        "3",
-        "--shard-rows",
-        "1024",
-    )
-    assert r.returncode == 0, r.stderr
-    return path
+    return generated(path, "patterns2d", 1200, "--shard-rows", 1024)
 
 
 @pytest.fixture(scope="module")
 def kmers(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("data") / "kmers.h5"
-    r = guiapp("generate", path, "--generator", "kmer1d", "--n", "600", "--seed", "3")
-    assert r.returncode == 0, r.stderr
-    return path
+    return generated(tmp_path_factory.mktemp("data") / "kmers.h5", "kmer1d", 600)
 
 
 TRAIN = [

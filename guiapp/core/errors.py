@@ -10,6 +10,7 @@ wherever it is raised: what is wrong, where, and what to do about it.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import shutil
@@ -77,6 +78,17 @@ class Cancelled(Exception):
 
 # -- options ------------------------------------------------------------------------------
 SEED_MAX = 2**32 - 1  # numpy, Python and TensorFlow all take seeds in 0..2**32-1
+
+
+def load_json(text: str, where: str) -> Any:
+    """``json.loads(text)``; invalid JSON is a :class:`UserError` naming WHERE, the line and
+    the column."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            f"{where}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
 
 
 def check_seed(value: Any, name: str = "seed") -> None:

@@ -15,14 +15,13 @@ numpy implementation of every op that runs offline.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import UserError
+from ..errors import UserError, load_json
 from .check import check_spec
 from .registry import OFFLINE, ops_that_run
 
@@ -171,13 +170,7 @@ def load_spec(source: str | Path | dict[str, Any] | None) -> dict[str, Any] | No
             text = Path(text).read_text(encoding="utf-8")
         except OSError as exc:
             raise UserError(f"{source}: cannot read the augment spec ({exc.strerror})") from None
-    try:
-        spec = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(
-            f"augment spec {source}: not valid JSON ({exc.msg} at line {exc.lineno}, "
-            f"column {exc.colno})"
-        ) from None
+    spec = load_json(text, f"augment spec {source}")
     if isinstance(spec, list):
         spec = {"ops": spec}
     if not isinstance(spec, dict):

@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_write_text
+from ..atomic import atomic_write_text, pid_alive
 
 try:
     import fcntl
@@ -33,16 +33,6 @@ CHECKPOINT_VERSION = 1
 
 def staging_dir(out: Path, pid: int | None = None) -> Path:
     return out.parent / f".{out.name}.import-{os.getpid() if pid is None else pid}"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _locked(folder: Path) -> bool:
@@ -78,7 +68,7 @@ def stale_folders(out: Path) -> tuple[list[Path], list[tuple[Path, int]]]:
             continue
         if pid == os.getpid():
             continue
-        if _locked(p) or _pid_alive(pid):
+        if _locked(p) or pid_alive(pid):
             live.append((p, pid))
         else:
             stale.append(p)

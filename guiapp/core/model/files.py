@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import atomic_write_text
-from ..errors import UserError
+from ..errors import UserError, load_json
 from .param_types import did_you_mean
 from .templates import get_template, template_names
 
@@ -29,12 +29,7 @@ def load_spec(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise UserError(f"{p}: no such model spec file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{p}: cannot read the model spec ({exc})") from None
-    try:
-        spec = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(
-            f"{p}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from None
+    spec = load_json(text, str(p))
     if not isinstance(spec, dict):
         raise UserError(
             f"{p}: a model spec must be a JSON object {{...}}, not a {type(spec).__name__}"

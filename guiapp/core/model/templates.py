@@ -13,6 +13,15 @@ from typing import Any
 from ..errors import UserError
 from .param_types import did_you_mean
 
+# What both templates train with (get_template deep-copies, so sharing it here is safe).
+_TRAINING: dict[str, Any] = {
+    "loss": "sparse_categorical_crossentropy",
+    "optimizer": {"type": "adam", "learning_rate": 0.001, "schedule": None},
+    "metrics": ["accuracy"],
+    "mixed_precision": False,
+    "seed": 0,
+}
+
 _TEMPLATES: dict[str, dict[str, Any]] = {
     "cnn2d-small": {
         "name": "cnn2d-small",
@@ -28,11 +37,7 @@ _TEMPLATES: dict[str, dict[str, Any]] = {
             {"type": "Dropout", "rate": 0.2},
             {"type": "Dense", "units": 5, "activation": "softmax"},
         ],
-        "loss": "sparse_categorical_crossentropy",
-        "optimizer": {"type": "adam", "learning_rate": 0.001, "schedule": None},
-        "metrics": ["accuracy"],
-        "mixed_precision": False,
-        "seed": 0,
+        **_TRAINING,
     },
     "kmer-conv1d": {
         "name": "kmer-conv1d",
@@ -52,11 +57,7 @@ _TEMPLATES: dict[str, dict[str, Any]] = {
             {"type": "Dense", "units": 1000, "activation": "relu"},
             {"type": "Dense", "units": 5, "activation": "softmax"},
         ],
-        "loss": "sparse_categorical_crossentropy",
-        "optimizer": {"type": "adam", "learning_rate": 0.001, "schedule": None},
-        "metrics": ["accuracy"],
-        "mixed_precision": False,
-        "seed": 0,
+        **_TRAINING,
     },
 }  # fmt: skip
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from guiapp.core.atomic import pid_alive
 from guiapp.ui.jobs.cli_job import cli_prefix
 
 POLL_MS = 250
@@ -32,23 +33,7 @@ def process_alive(pid: int | None) -> bool:
         return False
     if pid in _children:  # our own child: poll() reaps it, so it is no zombie
         return _children[pid].poll() is None
-    if sys.platform == "win32":  # pragma: no cover - no signal 0 on Windows
-        import ctypes
-
-        handle = ctypes.windll.kernel32.OpenProcess(0x1000, False, pid)
-        if not handle:
-            return False
-        code = ctypes.c_ulong()
-        ctypes.windll.kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
-        ctypes.windll.kernel32.CloseHandle(handle)
-        return code.value == 259  # STILL_ACTIVE
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_alive(pid)
 
 
 def start_detached(args: list[str], working_dir: str) -> int | None:
