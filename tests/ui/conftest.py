@@ -14,6 +14,8 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
+from guiapp.core.project import DatasetRef, Project  # noqa: E402
+from guiapp.ui.main_window import MainWindow  # noqa: E402
 from guiapp.ui.refcount_guard import guard_singletons  # noqa: E402
 
 guard_singletons()  # qtbot.waitUntil calls processEvents(), which leaks None refs on 3.11
@@ -94,3 +96,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     test that waits for a background result or a job would time out.
     """
     items.sort(key=lambda item: "run_gui_event_loop" in item.name)
+
+
+def open_project(
+    qtbot: Any,
+    tmp_path: Path,
+    name: str,
+    datasets: dict[str, Path] | None = None,
+    runs: list[dict[str, Any]] | None = None,
+    *,
+    saved: bool = False,
+) -> MainWindow:
+    """A shown main window on a new project TMP_PATH/p.gproj holding DATASETS (name -> file)
+    and RUNS; with SAVED, the project is saved and loaded back first, as a user reopens it."""
+    project = Project.new(tmp_path / "p.gproj", name)
+    project.datasets = [DatasetRef(key, path) for key, path in (datasets or {}).items()]
+    project.runs.extend(runs or [])
+    if saved:
+        project.save()
+        project = Project.load(tmp_path / "p.gproj")
+    window = MainWindow(project)
+    qtbot.addWidget(window)
+    window.show()
+    return window

@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import open_project
 from PySide6.QtWidgets import QFileDialog
 
-from guiapp.core.project import DatasetRef, Project
+from guiapp.core.project import DatasetRef
 from guiapp.ui.dialogs.generate_dialog import GenerateDialog
 from guiapp.ui.dialogs.import_dialog import ImportDialog
 from guiapp.ui.main_window import MainWindow
@@ -17,12 +18,7 @@ from guiapp.ui.pages.datasets.datasets_page import DatasetsPage
 
 @pytest.fixture
 def window(qtbot, tmp_path: Path) -> MainWindow:
-    project = Project.new(tmp_path / "p.gproj", "Demo")
-    project.save()
-    w = MainWindow(Project.load(tmp_path / "p.gproj"))
-    qtbot.addWidget(w)
-    w.show()
-    return w
+    return open_project(qtbot, tmp_path, "Demo", saved=True)
 
 
 def page_of(window: MainWindow) -> DatasetsPage:

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import open_project
 
-from guiapp.core.project import DatasetRef, Project
 from guiapp.ui.main_window import MainWindow
 
 LONG = 180_000
@@ -17,13 +17,7 @@ LONG = 180_000
 
 def _window(qtbot, tmp_path: Path, make_dataset) -> MainWindow:
     data = make_dataset(tmp_path / "d.h5", 2400, shape=(25, 25), classes=3)
-    project = Project.new(tmp_path / "p.gproj", "Experiments")
-    project.datasets.append(DatasetRef("d", data))
-    project.save()
-    window = MainWindow(Project.load(tmp_path / "p.gproj"))
-    qtbot.addWidget(window)
-    window.show()
-    return window
+    return open_project(qtbot, tmp_path, "Experiments", {"d": data}, saved=True)
 
 
 def _form(window: MainWindow, folds: int, steps: int) -> object:

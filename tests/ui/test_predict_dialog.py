@@ -9,10 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import open_project
 
 from guiapp.core.predict import PredictionTable
-from guiapp.core.project import DatasetRef, Project
-from guiapp.ui.main_window import MainWindow
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
 
@@ -27,12 +26,8 @@ def test_predict_dialog_job_summary_and_browser(qtbot, tmp_path: Path, make_data
         capture_output=True, text=True, env=ENV, timeout=240,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
-    project = Project.new(tmp_path / "p.gproj", "Predict")
-    project.datasets.append(DatasetRef("d", data))
-    project.runs.append({"path": str(run), "name": "r1", "dataset": "d", "model": "m"})
-    window = MainWindow(project)
-    qtbot.addWidget(window)
-    window.show()
+    run_ref = {"path": str(run), "name": "r1", "dataset": "d", "model": "m"}
+    window = open_project(qtbot, tmp_path, "Predict", {"d": data}, [run_ref])
     window.set_page(4)
     runs = window.page("Runs")
     qtbot.waitUntil(lambda: runs.predict_button.isEnabled(), timeout=10_000)

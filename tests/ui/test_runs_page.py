@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from conftest import open_project
 
 from guiapp.core.predict.table import TableSpec, TableWriter, create_table
 from guiapp.core.project import DatasetRef, Project
@@ -74,12 +75,8 @@ def test_runs_page_shows_runs_and_opens_a_cell_in_the_browser(
 ) -> None:
     data = make_dataset(tmp_path / "d.h5", 3000, shape=(4, 4), classes=3)
     run = fake_run(tmp_path / "runs" / "r1", data)
-    project = Project.new(tmp_path / "p.gproj", "Runs")
-    project.datasets.append(DatasetRef("d", data))
-    project.runs.append({"path": str(run), "name": "r1", "dataset": "d", "model": "m"})
-    window = MainWindow(project)
-    qtbot.addWidget(window)
-    window.show()
+    run_ref = {"path": str(run), "name": "r1", "dataset": "d", "model": "m"}
+    window = open_project(qtbot, tmp_path, "Runs", {"d": data}, [run_ref])
     window.set_page(4)
     runs = window.page("Runs")
     qtbot.waitUntil(lambda: runs.table.item(0, 4).text() == "0.9000", timeout=10_000)

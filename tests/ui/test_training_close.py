@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import open_project
 from PySide6.QtWidgets import QMessageBox
 
-from guiapp.core.project import DatasetRef, Project
+from guiapp.core.project import Project
 from guiapp.ui.jobs.run_tail import process_alive, stop_detached
 from guiapp.ui.main_window import MainWindow
 
@@ -19,12 +20,7 @@ def test_close_leaves_the_run_running_and_reopening_reattaches(
     qtbot, tmp_path: Path, make_dataset, dialogs
 ) -> None:
     data = make_dataset(tmp_path / "d.h5", 6000, shape=(25, 25), classes=3)
-    project = Project.new(tmp_path / "p.gproj", "Close")
-    project.datasets.append(DatasetRef("d", data))
-    project.save()
-    window = MainWindow(Project.load(tmp_path / "p.gproj"))
-    qtbot.addWidget(window)
-    window.show()
+    window = open_project(qtbot, tmp_path, "Close", {"d": data}, saved=True)
     training = window.page("Training")
     assert training.form.select_model("cnn2d-small")
     training.form.batch.setValue(16)
