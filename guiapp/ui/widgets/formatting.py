@@ -1,0 +1,31 @@
+"""One way to write the numbers every page shows: rows/s, durations, epochs.
+
+Every rows/s on screen goes through :func:`format_rate` (whole rows with thousands
+separators, the way the CLI's log lines write them), every duration through
+:func:`format_duration` (``h:mm:ss``), every epoch a user reads through
+:func:`epoch_label` (1-based: the first epoch is "epoch 1").
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def format_rate(rows_per_s: float | None) -> str:
+    """``3,405`` or ``40,211``: rows per second, whole rows with separators; "" when unknown."""
+    if rows_per_s is None or not math.isfinite(rows_per_s) or rows_per_s <= 0:
+        return ""
+    return f"{rows_per_s:,.0f}"
+
+
+def format_duration(seconds: float | None) -> str:
+    """``h:mm:ss`` for a duration or an ETA in seconds; "" when unknown."""
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return ""
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def epoch_label(index: int | float) -> str:
+    """``epoch 1`` for the events' 0-based epoch index 0."""
+    return f"epoch {int(index) + 1}"
