@@ -68,4 +68,3 @@ def open_folder(widget: QWidget, path: str | os.PathLike[str]) -> bool:
     box.open()
     show_status(widget, f"Folder: {path}")
     return False
-

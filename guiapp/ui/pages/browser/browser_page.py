@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QSplitter,
     QWidget,
 )
@@ -66,6 +67,14 @@ class BrowserPage(Page):
         self.jump.setKeyboardTracking(False)
         self.jump.setToolTip("Jump to this row of the dataset")
         self.status = QLabel("No dataset.")
+        # long texts ("1,234 of 10,000,000 rows · class gratitude · scanning…") must never
+        # widen the window: the label takes the room left and elides, the combos keep a width
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.status.setMinimumWidth(120)
+        for combo in (self.dataset_combo, self.class_combo, self.scale_combo):
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
         controls = QHBoxLayout()
         for text, widget in (
             ("Dataset", self.dataset_combo),
@@ -75,8 +84,7 @@ class BrowserPage(Page):
         ):
             controls.addWidget(QLabel(text))
             controls.addWidget(widget)
-        controls.addStretch(1)
-        controls.addWidget(self.status)
+        controls.addWidget(self.status, 1)
 
         self.grid = SampleGridView(self.loader)
         self.detail = SampleDetail()
@@ -103,7 +111,7 @@ class BrowserPage(Page):
         self.jump.valueChanged.connect(lambda v: self.jump_to(int(v)))
         self.grid.current_changed.connect(self._current_changed)
         self.loader.opened.connect(self._opened)
-        self.loader.failed.connect(lambda msg: self.status.setText(f"Cannot open: {msg}"))
+        self.loader.failed.connect(lambda msg: self.set_status(f"Cannot open: {msg}"))
         self.loader.sample.connect(self._sample_read)
         self.loader.scan_found.connect(self._scan_found)
         self.loader.scan_done.connect(self._scan_done)
@@ -147,7 +155,7 @@ class BrowserPage(Page):
         """Show ``path`` (its header is read on the worker thread)."""
         self.path = str(Path(path))
         self.meta = None
-        self.status.setText("Opening…")
+        self.set_status("Opening…")
         self.grid.set_selection(SampleSelection(0), [])
         self.detail.clear()
         self.loader.open(self.path)
@@ -164,7 +172,10 @@ class BrowserPage(Page):
         ):
             self.class_combo.addItem(f"{i}: {name} ({count:,})", i)
         self.class_combo.blockSignals(False)
+        self.jump.blockSignals(True)
         self.jump.setRange(0, max(0, meta["rows"] - 1))
+        self.jump.setValue(0)
+        self.jump.blockSignals(False)
         self.stats.show_header(meta)
         self.stats_calls.submit(self.path, sample_statistics, self.path, len(meta["class_names"]))
         if self._pending_indices is not None:
@@ -192,7 +203,15 @@ class BrowserPage(Page):
         sel, rows = self.grid.selection, self.meta["rows"]
         what = sel.title or ("all rows" if sel.is_all else "matching rows")
         text = f"{len(sel):,} of {rows:,} rows · {what}"
-        self.status.setText(text + (" · scanning labels…" if scanning else ""))
+        self.set_status(text + (" · scanning labels…" if scanning else ""))
+
+    def set_status(self, text: str) -> None:
+        """The status line, elided to the room it has (the full text in its tooltip)."""
+        self.status.setToolTip(text)
+        width = max(40, self.status.width())
+        self.status.setText(
+            self.status.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, width)
+        )
 
     # ------------------------------------------------------------------ filters and jumps
     def _class_picked(self, index: int) -> None:
@@ -227,7 +246,7 @@ class BrowserPage(Page):
         if scan_id == self._scan_id:
             self._update_status()
             if not complete:
-                self.status.setText(self.status.text() + " (first matches only)")
+                self.set_status(self.status.toolTip() + " (first matches only)")
 
     def _scale_picked(self, _index: int) -> None:
         if self.meta is not None:
@@ -270,7 +289,7 @@ class BrowserPage(Page):
 
     # ------------------------------------------------------------------ detail and stats
     def _filter_predictions(self, flt: object) -> None:
-        self.status.setText("Filtering predictions…")
+        self.set_status("Filtering predictions…")
         self.stats_calls.submit(("predictions", flt), select_rows, self.predictions.path, flt)
 
     def _predictions_filtered(self, key: object, result: object) -> None:
@@ -278,6 +297,10 @@ class BrowserPage(Page):
             self.show_indices(result[0], self.predictions.describe(key[1]))
 
     def _current_changed(self, _cell: int, row: int) -> None:
+        """A sample picked: "Go to row" shows its row (without jumping again)."""
+        self.jump.blockSignals(True)
+        self.jump.setValue(row)
+        self.jump.blockSignals(False)
         self.loader.request_sample(row)
         self.predictions.show_detail(row)
 
