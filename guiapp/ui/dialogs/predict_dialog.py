@@ -35,6 +35,7 @@ from guiapp.core.predict.output import write_csv
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
 from guiapp.ui.widgets.form_fields import FileField
+from guiapp.ui.widgets.outputs import output_path_problem
 
 
 def table_rows(path: str) -> np.ndarray:
@@ -145,6 +146,9 @@ class PredictDialog(QDialog):
         for value, what in ((run, "Run"), (data, "Data"), (out, "Output")):
             if not value:
                 raise ValueError(f"{what}: choose one")
+        problem = output_path_problem(out)
+        if problem:
+            raise ValueError(problem)
         args = ["--model", run, "--which", self.which.currentText(), "--data", data]
         args += ["--out", out, "--split", self.split.currentText()]
         args += ["--top-k", str(self.top_k.value())]

@@ -34,6 +34,13 @@ def output_path_problem(text: str, what: str = "Output") -> str | None:
     return None
 
 
+def resolve_output(data_folder: Path, text: str) -> Path:
+    """A dialog's output path: relative ones are relative to the project's folder (the
+    parent of its ``data/`` folder)."""
+    out = Path(text.strip()).expanduser()
+    return out if out.is_absolute() else Path(data_folder).parent / out
+
+
 def export_folder() -> Path:
     """The folder the last export went to (home at first): every export starts there."""
     value = QSettings().value(EXPORT_KEY, "")
