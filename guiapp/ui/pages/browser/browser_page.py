@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
-    QSizePolicy,
     QSplitter,
     QWidget,
 )
@@ -28,6 +27,7 @@ from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.browser.dataset_stats import DatasetStats, sample_statistics
 from guiapp.ui.pages.browser.prediction_overlay import PredictionOverlay, select_rows
 from guiapp.ui.pages.browser.sample_detail import SampleDetail
+from guiapp.ui.widgets.elided_label import ElidedLabel
 from guiapp.ui.widgets.sample_grid import SampleGridView
 from guiapp.ui.widgets.sample_loader import SampleLoader
 from guiapp.ui.widgets.sample_selection import SampleSelection
@@ -66,11 +66,9 @@ class BrowserPage(Page):
         self.jump.setRange(0, 0)
         self.jump.setKeyboardTracking(False)
         self.jump.setToolTip("Jump to this row of the dataset")
-        self.status = QLabel("No dataset.")
         # long texts ("1,234 of 10,000,000 rows · class gratitude · scanning…") must never
         # widen the window: the label takes the room left and elides, the combos keep a width
-        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.status.setMinimumWidth(120)
+        self.status = ElidedLabel("No dataset.")
         for combo in (self.dataset_combo, self.class_combo, self.scale_combo):
             combo.setSizeAdjustPolicy(
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
@@ -111,7 +109,7 @@ class BrowserPage(Page):
         self.jump.valueChanged.connect(lambda v: self.jump_to(int(v)))
         self.grid.current_changed.connect(self._current_changed)
         self.loader.opened.connect(self._opened)
-        self.loader.failed.connect(lambda msg: self.set_status(f"Cannot open: {msg}"))
+        self.loader.failed.connect(lambda msg: self.status.setText(f"Cannot open: {msg}"))
         self.loader.sample.connect(self._sample_read)
         self.loader.scan_found.connect(self._scan_found)
         self.loader.scan_done.connect(self._scan_done)
@@ -155,7 +153,7 @@ class BrowserPage(Page):
         """Show ``path`` (its header is read on the worker thread)."""
         self.path = str(Path(path))
         self.meta = None
-        self.set_status("Opening…")
+        self.status.setText("Opening…")
         self.grid.set_selection(SampleSelection(0), [])
         self.detail.clear()
         self.loader.open(self.path)
@@ -203,15 +201,7 @@ class BrowserPage(Page):
         sel, rows = self.grid.selection, self.meta["rows"]
         what = sel.title or ("all rows" if sel.is_all else "matching rows")
         text = f"{len(sel):,} of {rows:,} rows · {what}"
-        self.set_status(text + (" · scanning labels…" if scanning else ""))
-
-    def set_status(self, text: str) -> None:
-        """The status line, elided to the room it has (the full text in its tooltip)."""
-        self.status.setToolTip(text)
-        width = max(40, self.status.width())
-        self.status.setText(
-            self.status.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, width)
-        )
+        self.status.setText(text + (" · scanning labels…" if scanning else ""))
 
     # ------------------------------------------------------------------ filters and jumps
     def _class_picked(self, index: int) -> None:
@@ -246,7 +236,7 @@ class BrowserPage(Page):
         if scan_id == self._scan_id:
             self._update_status()
             if not complete:
-                self.set_status(self.status.toolTip() + " (first matches only)")
+                self.status.setText(self.status.text() + " (first matches only)")
 
     def _scale_picked(self, _index: int) -> None:
         if self.meta is not None:
@@ -289,7 +279,7 @@ class BrowserPage(Page):
 
     # ------------------------------------------------------------------ detail and stats
     def _filter_predictions(self, flt: object) -> None:
-        self.set_status("Filtering predictions…")
+        self.status.setText("Filtering predictions…")
         self.stats_calls.submit(("predictions", flt), select_rows, self.predictions.path, flt)
 
     def _predictions_filtered(self, key: object, result: object) -> None:
