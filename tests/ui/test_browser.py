@@ -158,6 +158,7 @@ def test_layout_captions_legend_and_go_to_row(qtbot, tmp_path: Path) -> None:
     qtbot.waitUntil(lambda: page.meta is not None, timeout=10_000)
     qtbot.waitUntil(lambda: page.detail.row == 0, timeout=10_000)
     width, combo = window.width(), page.class_combo.width()
+    assert width <= 1100  # every page fits the window the user asked for
     page.class_combo.setCurrentIndex(11)  # "10: disappointment (…)"
     qtbot.waitUntil(lambda: "scanning" not in page.status.text(), timeout=10_000)
     qtbot.wait(50)

@@ -94,7 +94,7 @@ class ModelPage(UndoableEdits, LayerListEditing, Page):
         self.delete_button = QPushButton("Delete")
         self.import_button = QPushButton("Import…")
         self.export_button = QPushButton("Export…")
-        top = QHBoxLayout()
+        top = QHBoxLayout()  # two groups that wrap under each other in a narrow window
         for label, w in (("Model", self.model_combo), ("Name", self.name_edit)):
             top.addWidget(QLabel(label))
             top.addWidget(w)
@@ -109,6 +109,13 @@ class ModelPage(UndoableEdits, LayerListEditing, Page):
         self.layers.setSelectionMode(self.layers.SelectionMode.SingleSelection)
         self.type_combo = QComboBox()
         self.type_combo.addItems([t["name"] for t in specs.layer_types()])
+        self.name_edit.setMinimumWidth(80)
+        self.model_combo.setMinimumContentsLength(10)
+        self.type_combo.setMinimumContentsLength(9)
+        for combo in (self.model_combo, self.template_combo, self.type_combo):
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
         self.add_button = QPushButton("Add")
         self.remove_button = QPushButton("Remove")
         self.up_button = QPushButton("Up")
