@@ -64,8 +64,8 @@ def test_smoothed_curve_follows_the_raw_one_and_legends_cover_nothing(qtbot) -> 
     raw_pen = plots.curves["loss_raw"].opts["pen"]
     assert raw_pen.color().alpha() >= 150 and raw_pen.color().lightness() > 120
     for plot in (plots.loss_plot, plots.acc_plot):
-        assert plot.legend is None  # no box over the points: a line above the plot
-        assert "validation" in plot.titleLabel.text and "smoothed" in plot.titleLabel.text
+        assert plot.legend is None  # no box over the points: a line above the plots
+    assert "epoch: validation" in plots.legend.text() and "smoothed" in plots.legend.text()
 
 
 def event(kind: str, t: float, **fields: object) -> str:
@@ -111,7 +111,7 @@ def test_runs_numbers_duration_overlay_and_export_checkpoint(qtbot, tmp_path: Pa
     assert list(x) == [1, 2, 3]  # epochs 1-based, as every message says them
     assert np.allclose(y, [0.5, 0.3, 0.35])
     assert runs.curves.getPlotItem().getAxis("left").labelText == "validation loss"
-    assert "r1" in runs.curves.getPlotItem().titleLabel.text
+    assert "r1" in runs.curves_legend.text() and runs.curves.getPlotItem().legend is None
 
 
 def test_one_formatter_for_rows_per_second_durations_and_epochs() -> None:

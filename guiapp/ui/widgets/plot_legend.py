@@ -1,11 +1,9 @@
-"""Plot legends that never cover data: a line of coloured names above the plot (its title)
-instead of a box inside the view."""
+"""Plot legends that never cover data: a line of coloured names in a label next to the
+plot instead of a box inside the view."""
 
 from __future__ import annotations
 
 import html
-
-import pyqtgraph as pg
 
 LINE, DOT, SQUARE = "━", "●", "■"
 
@@ -18,7 +16,3 @@ def legend_html(entries: list[tuple[str, tuple[int, ...], str]]) -> str:
         parts.append(f'<span style="color:rgb({r},{g},{b})">{mark}</span>&nbsp;{html.escape(name)}')
     return "&nbsp;&nbsp; ".join(parts)
 
-
-def set_legend(plot: pg.PlotItem, entries: list[tuple[str, tuple[int, ...], str]]) -> None:
-    """Show ``entries`` as the title line of ``plot`` (small type; never over the curves)."""
-    plot.setTitle(legend_html(entries), size="8pt")

@@ -40,7 +40,7 @@ from guiapp.ui.pages.runs.run_files import (
 from guiapp.ui.widgets.outputs import (
     open_folder,
 )
-from guiapp.ui.widgets.plot_legend import LINE, set_legend
+from guiapp.ui.widgets.plot_legend import LINE, legend_html
 from guiapp.ui.widgets.tables import table
 
 COLORS = [(80, 190, 255), (255, 150, 40), (90, 200, 90), (240, 80, 80), (180, 140, 230)]
@@ -114,7 +114,15 @@ class RunsPage(RunExport, Page):
         evaluation.setSizes([440, 360])
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.table)
-        top.addWidget(self.curves)
+        self.curves_legend = QLabel()  # above the plot (wraps), never over a point
+        self.curves_legend.setWordWrap(True)
+        self.curves_legend.setTextFormat(Qt.TextFormat.RichText)
+        plot_box = QWidget()
+        plot_col = QVBoxLayout(plot_box)
+        plot_col.setContentsMargins(0, 0, 0, 0)
+        plot_col.addWidget(self.curves_legend)
+        plot_col.addWidget(self.curves, 1)
+        top.addWidget(plot_box)
         top.setSizes([520, 380])
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
@@ -248,7 +256,11 @@ class RunsPage(RunExport, Page):
                 symbolBrush=color,
                 name=name,
             )
-        set_legend(self.curves.getPlotItem(), legend[:6])
+        self.curves_legend.setText(legend_html(legend))
+        epochs = max((len(self.runs[p]["history"].epoch_index) for p in self.selected_paths()
+                      if p in self.runs), default=1)  # fmt: skip
+        step = max(1, -(-epochs // 10))
+        self.curves.getAxis("bottom").setTickSpacing(step, step)  # whole epochs
         self._show_evaluation(self.current())
         self._update_buttons()
 

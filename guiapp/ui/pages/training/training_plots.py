@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QGridLayout, QWidget
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from guiapp.core.train.history import RunHistory
-from guiapp.ui.widgets.plot_legend import DOT, LINE, SQUARE, set_legend
+from guiapp.ui.widgets.plot_legend import DOT, LINE, SQUARE, legend_html
 
 REFRESH_MS = 100
 # on pyqtgraph's black background: a light raw curve, a bright smoothed one
@@ -72,10 +72,13 @@ class TrainingPlots(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(2)
-        self.loss_plot = make_plot(grid, 0, 0, "loss")
-        self.acc_plot = make_plot(grid, 0, 1, "accuracy")
-        self.rate_plot = make_plot(grid, 1, 0, "rows/s")
-        self.wait_plot = make_plot(grid, 1, 1, "input wait (fraction)")
+        self.legend = QLabel()  # one line above the loss and accuracy plots, over no point
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        grid.addWidget(self.legend, 0, 0, 1, 2)
+        self.loss_plot = make_plot(grid, 1, 0, "loss")
+        self.acc_plot = make_plot(grid, 1, 1, "accuracy")
+        self.rate_plot = make_plot(grid, 2, 0, "rows/s")
+        self.wait_plot = make_plot(grid, 2, 1, "input wait (fraction)")
         self.curves: dict[str, pg.PlotDataItem] = {}
         for key, plot in (("loss", self.loss_plot), ("accuracy", self.acc_plot)):
             self.curves[f"{key}_raw"] = curve(plot, "batch", RAW, width=1)
@@ -86,16 +89,16 @@ class TrainingPlots(QWidget):
             self.curves[f"val_{key}_epoch"] = curve(
                 plot, "epoch: validation", VAL, symbol="s", symbolSize=6, symbolBrush=VAL
             )
-        for plot in (self.loss_plot, self.acc_plot):
-            set_legend(
-                plot,
+        self.legend.setText(
+            legend_html(
                 [
                     ("batch", RAW, LINE),
-                    (f"smoothed ({2 * SMOOTH_HALF + 1} logs)", TRAIN, LINE),
+                    (f"smoothed (mean of {2 * SMOOTH_HALF + 1} logged batches)", TRAIN, LINE),
                     ("epoch: train", TRAIN, DOT),
                     ("epoch: validation", VAL, SQUARE),
-                ],
+                ]
             )
+        )
         self.curves["rows_per_s"] = curve(self.rate_plot, "rows/s", TRAIN)
         self.curves["input_wait"] = curve(self.wait_plot, "input wait", TRAIN)
         self.wait_plot.setYRange(0, 0.3)
