@@ -69,6 +69,7 @@ class BrowserPage(Page):
         # long texts ("1,234 of 10,000,000 rows · class gratitude · scanning…") must never
         # widen the window: the label takes the room left and elides, the combos keep a width
         self.status = ElidedLabel("No dataset.")
+        self.scale_combo.setMinimumContentsLength(13)
         for combo in (self.dataset_combo, self.class_combo, self.scale_combo):
             combo.setSizeAdjustPolicy(
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
@@ -92,7 +93,7 @@ class BrowserPage(Page):
         self.predictions = PredictionOverlay()
         right.addWidget(self.predictions.detail)
         right.addWidget(self.stats)
-        right.setSizes([300, 240])
+        right.setSizes([300, 40, 240])  # detail, prediction line, statistics
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.grid)
         split.addWidget(right)

@@ -111,6 +111,7 @@ class ModelPage(UndoableEdits, LayerListEditing, Page):
         self.type_combo.addItems([t["name"] for t in specs.layer_types()])
         self.name_edit.setMinimumWidth(80)
         self.model_combo.setMinimumContentsLength(10)
+        self.template_combo.setMinimumContentsLength(11)
         self.type_combo.setMinimumContentsLength(9)
         for combo in (self.model_combo, self.template_combo, self.type_combo):
             combo.setSizeAdjustPolicy(
