@@ -10,18 +10,15 @@ The layer list's editing and error marks are in :mod:`.layer_list`.
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QMessageBox,
     QPushButton,
     QScrollArea,
     QSplitter,
@@ -37,10 +34,8 @@ from guiapp.ui.pages.model.layer_editor import LayerEditor
 from guiapp.ui.pages.model.layer_list import LayerListEditing
 from guiapp.ui.pages.model.model_settings import ModelSettings, check_model
 from guiapp.ui.pages.model.model_undo import UndoableEdits
+from guiapp.ui.pages.model.spec_files import SpecFiles, empty_spec, fitted
 from guiapp.ui.widgets.outputs import (
-    export_folder,
-    output_path_problem,
-    remember_export,
     show_status,
 )
 from guiapp.ui.widgets.tables import table
@@ -50,24 +45,7 @@ SPEC_FILTER = "Model specs (*.json);;All files (*)"
 CHECK_DELAY_MS = 150
 
 
-def fitted(template: str, info: dict[str, Any] | None) -> dict[str, Any]:
-    """``template`` fitted to the dataset ``info`` describes (as is without one, or when
-    it cannot fit: the check then says why)."""
-    if info:
-        try:
-            return specs.fit_template(template, info["sample_shape"], len(info["classes"]))
-        except Exception:  # noqa: BLE001 - a dataset the template cannot fit: use as is
-            pass
-    return specs.get_template(template)
-
-
-def empty_spec(name: str = "model") -> dict[str, Any]:
-    spec = specs.get_template("cnn2d-small")
-    spec.update(name=name, description="", layers=[])
-    return spec
-
-
-class ModelPage(UndoableEdits, LayerListEditing, Page):
+class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
     title = "Model"
     blurb = (
         "Define a Keras CNN as a list of layers, start from a template, and check its "
@@ -298,44 +276,6 @@ class ModelPage(UndoableEdits, LayerListEditing, Page):
         self.name_edit.setText(name)
         self.project_changed.emit()
         self.record(f"Rename model to {name}")
-
-    def import_spec(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import model spec", "", SPEC_FILTER)
-        if not path:
-            return
-        try:
-            spec = dict(specs.load_spec(path))
-        except Exception as exc:  # noqa: BLE001 - shown to the user
-            QMessageBox.warning(self, "Import model spec", str(exc))
-            return
-        spec.setdefault("name", Path(path).stem)
-        self.add_model(spec)
-
-    def export_spec(self) -> None:
-        spec = self.spec
-        if spec is None:
-            return
-        start = str(export_folder() / f"{spec.get('name', 'model')}.json")
-        path, _ = QFileDialog.getSaveFileName(self, "Export model spec", start, SPEC_FILTER)
-        if path:
-            self.write_spec(path)
-
-    def write_spec(self, path: str) -> bool:
-        """Write the shown spec to ``path``; the status bar names the file written."""
-        spec = self.spec
-        problem = output_path_problem(path, "Export model spec")
-        if spec is None or problem:
-            if problem:
-                QMessageBox.warning(self, "Export model spec", problem)
-            return False
-        try:
-            specs.save_spec(spec, path)
-        except Exception as exc:  # noqa: BLE001 - shown to the user
-            QMessageBox.warning(self, "Export model spec", str(exc))
-            return False
-        remember_export(path)
-        show_status(self, f"Exported model spec {spec.get('name', '')} to {path}")
-        return True
 
     # ------------------------------------------------------------------ layers
     def edited(
