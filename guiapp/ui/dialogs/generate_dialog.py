@@ -219,7 +219,9 @@ class GenerateDialog(QDialog):
         out = self.output.path()
         if not out:
             raise ValueError("Output: choose where to write the dataset (NAME.h5)")
-        problem = output_path_problem(str(resolve_output(self.data_folder, out)))
+        problem = output_path_problem(
+            str(resolve_output(self.data_folder, out)), creates=self.data_folder
+        )
         if problem:
             raise ValueError(problem)
         n = parse_count(self.rows.text(), "Rows")

@@ -250,7 +250,9 @@ class ImportDialog(QDialog):
             raise ValueError("Source: choose the file or folder to import")
         if not out:
             raise ValueError("Output: choose where to write the dataset (NAME.h5)")
-        problem = output_path_problem(str(resolve_output(self.data_folder, out)))
+        problem = output_path_problem(
+            str(resolve_output(self.data_folder, out)), creates=self.data_folder
+        )
         if problem:
             raise ValueError(problem)
         fmt = self.format.currentText()

@@ -15,9 +15,10 @@ EXPORT_KEY = "export/folder"
 STATUS_MS = 15000
 
 
-def output_path_problem(text: str, what: str = "Output") -> str | None:
+def output_path_problem(text: str, what: str = "Output", creates: Path | None = None) -> str | None:
     """Why ``text`` cannot be written as a new file (None when it can): empty, an existing
-    folder, a folder that does not exist, or one this user cannot write in."""
+    folder, a folder that does not exist (only ``creates``, the project's data folder, is
+    made by the job), or one this user cannot write in."""
     text = text.strip()
     if not text:
         return f"{what}: choose where to write the file"
@@ -25,6 +26,8 @@ def output_path_problem(text: str, what: str = "Output") -> str | None:
     if path.is_dir():
         return f"{what}: {path} is a folder; give a file name inside it"
     parent = path.parent if str(path.parent) else Path(".")
+    if creates is not None and parent == Path(creates) and not parent.exists():
+        parent = parent.parent  # the job makes the data folder inside the project's
     if not parent.is_dir():
         return f"{what}: the folder {parent} does not exist; create it or choose another"
     if not os.access(parent, os.W_OK | os.X_OK):

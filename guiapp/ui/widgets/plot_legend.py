@@ -15,4 +15,3 @@ def legend_html(entries: list[tuple[str, tuple[int, ...], str]]) -> str:
         r, g, b = color[:3]
         parts.append(f'<span style="color:rgb({r},{g},{b})">{mark}</span>&nbsp;{html.escape(name)}')
     return "&nbsp;&nbsp; ".join(parts)
-
