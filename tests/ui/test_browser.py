@@ -53,6 +53,11 @@ def browser(qtbot, tmp_path: Path, make_dataset) -> tuple[MainWindow, BrowserPag
         DatasetRef("img", tmp_path / "img.h5"),
         DatasetRef("vec", tmp_path / "vec.h5"),
     ]
+    return open_browser(qtbot, project)
+
+
+def open_browser(qtbot, project: Project) -> tuple[MainWindow, BrowserPage]:
+    """The window at 1100 x 720 on the Browser page, its first dataset open."""
     w = MainWindow(project)
     w.resize(1100, 720)
     qtbot.addWidget(w)
@@ -148,15 +153,7 @@ def test_layout_captions_legend_and_go_to_row(qtbot, tmp_path: Path) -> None:
         DatasetRef("img", tmp_path / "img.h5"),
         DatasetRef("vec", tmp_path / "vec.h5"),
     ]
-    window = MainWindow(project)
-    window.resize(1100, 720)
-    qtbot.addWidget(window)
-    window.show()
-    window.set_page(1)
-    page = window.page("Browser")
-    assert isinstance(page, BrowserPage)
-    qtbot.waitUntil(lambda: page.meta is not None, timeout=10_000)
-    qtbot.waitUntil(lambda: page.detail.row == 0, timeout=10_000)
+    window, page = open_browser(qtbot, project)
     width, combo = window.width(), page.class_combo.width()
     assert width <= 1100  # every page fits the window the user asked for
     page.class_combo.setCurrentIndex(11)  # "10: disappointment (…)"

@@ -13,7 +13,7 @@ from guiapp.core.train.history import RunHistory
 from guiapp.ui.main_window import MainWindow
 from guiapp.ui.pages.runs.run_files import checkpoint_text, read_run
 from guiapp.ui.pages.training.training_plots import TrainingPlots, centred_mean
-from guiapp.ui.widgets.formatting import epoch_label, format_duration, format_rate
+from guiapp.ui.widgets.formatting import format_duration, format_rate
 
 
 def test_start_refuses_a_model_that_does_not_fit_the_dataset(
@@ -106,7 +106,9 @@ def test_runs_numbers_duration_overlay_and_export_checkpoint(qtbot, tmp_path: Pa
     assert "best epoch 2" in runs.export_button.toolTip()
     runs.table.selectRow(0)
     runs.metric_combo.setCurrentText("validation loss")
-    (item,) = runs.curves.getPlotItem().listDataItems()
+    items = runs.curves.getPlotItem().listDataItems
+    qtbot.waitUntil(lambda: len(items()) == 1 and len(items()[0].getData()[0]) == 3, timeout=10_000)
+    (item,) = items()
     x, y = item.getData()
     assert list(x) == [1, 2, 3]  # epochs 1-based, as every message says them
     assert np.allclose(y, [0.5, 0.3, 0.35])
@@ -114,11 +116,10 @@ def test_runs_numbers_duration_overlay_and_export_checkpoint(qtbot, tmp_path: Pa
     assert "r1" in runs.curves_legend.text() and runs.curves.getPlotItem().legend is None
 
 
-def test_one_formatter_for_rows_per_second_durations_and_epochs() -> None:
+def test_one_formatter_for_rows_per_second_durations_and_1_based_epochs() -> None:
     assert format_rate(3405.4) == "3,405" and format_rate(40_211) == "40,211"
     assert format_rate(None) == "" and format_rate(float("nan")) == ""
     assert format_duration(3725) == "1:02:05" and format_duration(None) == ""
-    assert epoch_label(0) == "epoch 1"
     history = RunHistory()
     history.feed({"event": "started", "epochs": 3})
     history.feed({"event": "batch", "epoch": 1, "step": 4, "steps": 10, "global_step": 14})

@@ -89,11 +89,7 @@ class ShortcutsDialog(QDialog):
         for r, row in enumerate(rows):
             for c, text in enumerate(row):
                 self.table.setItem(r, c, QTableWidgetItem(text))
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.table)
-        layout.addWidget(buttons)
+        _close_below(self, self.table)
         self.resize(560, 480)
 
 
@@ -128,12 +124,17 @@ class DocumentationDialog(QDialog):
         self.text = QTextBrowser()
         self.text.setOpenExternalLinks(True)
         self.text.setHtml(documentation_html(folder))
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.text)
-        layout.addWidget(buttons)
+        _close_below(self, self.text)
         self.resize(560, 420)
+
+
+def _close_below(dialog: QDialog, content: QWidget) -> None:
+    """``content`` over a Close button."""
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    buttons.rejected.connect(dialog.reject)
+    layout = QVBoxLayout(dialog)
+    layout.addWidget(content)
+    layout.addWidget(buttons)
 
 
 def show_shortcuts(window: QMainWindow) -> ShortcutsDialog:

@@ -1,9 +1,9 @@
-"""One way to write the numbers every page shows: rows/s, durations, epochs.
+"""One way to write the numbers every page shows: rows/s and durations.
 
 Every rows/s on screen goes through :func:`format_rate` (whole rows with thousands
 separators, the way the CLI's log lines write them), every duration through
-:func:`format_duration` (``h:mm:ss``), every epoch a user reads through
-:func:`epoch_label` (1-based: the first epoch is "epoch 1").
+:func:`format_duration` (``h:mm:ss``). Epochs a user reads are 1-based everywhere (the
+events' 0-based ``epoch`` + 1).
 """
 
 from __future__ import annotations
@@ -24,8 +24,3 @@ def format_duration(seconds: float | None) -> str:
         return ""
     s = int(round(seconds))
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-
-
-def epoch_label(index: int | float) -> str:
-    """``epoch 1`` for the events' 0-based epoch index 0."""
-    return f"epoch {int(index) + 1}"

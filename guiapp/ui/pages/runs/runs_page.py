@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -37,6 +36,7 @@ from guiapp.ui.pages.runs.run_files import (
     predictions_file,
     read_run,
 )
+from guiapp.ui.widgets.layouts import column
 from guiapp.ui.widgets.outputs import (
     open_folder,
 )
@@ -105,24 +105,14 @@ class RunsPage(RunExport, Page):
         self.summary.setWordWrap(True)
         evaluation = QSplitter(Qt.Orientation.Horizontal)
         evaluation.addWidget(self.confusion)
-        side = QWidget()
-        col = QVBoxLayout(side)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.addWidget(self.summary)
-        col.addWidget(self.report, 1)
-        evaluation.addWidget(side)
+        evaluation.addWidget(column(self.summary, self.report))
         evaluation.setSizes([440, 360])
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.table)
         self.curves_legend = QLabel()  # above the plot (wraps), never over a point
         self.curves_legend.setWordWrap(True)
         self.curves_legend.setTextFormat(Qt.TextFormat.RichText)
-        plot_box = QWidget()
-        plot_col = QVBoxLayout(plot_box)
-        plot_col.setContentsMargins(0, 0, 0, 0)
-        plot_col.addWidget(self.curves_legend)
-        plot_col.addWidget(self.curves, 1)
-        top.addWidget(plot_box)
+        top.addWidget(column(self.curves_legend, self.curves))
         top.setSizes([520, 380])
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
