@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from PySide6.QtWidgets import QMessageBox
 
 from guiapp.core.project import DatasetRef, Project
 from guiapp.core.train.history import RunHistory
@@ -114,6 +115,10 @@ def test_runs_numbers_duration_overlay_and_export_checkpoint(qtbot, tmp_path: Pa
     assert np.allclose(y, [0.5, 0.3, 0.35])
     assert runs.curves.getPlotItem().getAxis("left").labelText == "validation loss"
     assert "r1" in runs.curves_legend.text() and runs.curves.getPlotItem().legend is None
+    runs.open_button.click()  # offscreen: no file manager, so the page says where the run is
+    box = runs.findChild(QMessageBox, "open_folder_message")
+    assert box is not None and str(run) in box.text()
+    box.close()
 
 
 def test_one_formatter_for_rows_per_second_durations_and_1_based_epochs() -> None:
