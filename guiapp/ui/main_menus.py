@@ -1,4 +1,8 @@
-"""The main window's menus (File, View, Help) and its list of recent projects."""
+"""The main window's menus (File, Edit, View, Help) and its list of recent projects.
+
+Edit's Undo and Redo act on the current page's ``undo_stack`` (the Model page's edits), through
+one ``QUndoGroup``; Help lists the documentation and the keyboard shortcuts of the actions
+actually registered (:mod:`guiapp.ui.dialogs.help_dialogs`)."""
 
 from __future__ import annotations
 
@@ -7,10 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QUndoGroup, QUndoStack
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QStackedWidget
 
 from guiapp.ui.dialogs.about import about_html
+from guiapp.ui.dialogs.help_dialogs import show_documentation, show_shortcuts
 from guiapp.ui.theme import THEMES, apply_theme, current_theme
 
 if TYPE_CHECKING:
@@ -29,6 +34,7 @@ class MainMenus:
 
     pages: list[Page]
     jobs_panel: JobsPanel
+    stack: QStackedWidget
 
     # ------------------------------------------------------------------ menus
     def _action(
@@ -62,6 +68,19 @@ class MainMenus:
         file_menu.addAction(self.action_quit)
         self._fill_recent_menu()
 
+        edit_menu = bar.addMenu("&Edit")
+        self.undo_group = QUndoGroup(self)
+        for page in self.pages:
+            stack = getattr(page, "undo_stack", None)
+            if isinstance(stack, QUndoStack):
+                self.undo_group.addStack(stack)
+        self.action_undo = self.undo_group.createUndoAction(self, "&Undo")
+        self.action_undo.setShortcut(QKeySequence.StandardKey.Undo)
+        self.action_redo = self.undo_group.createRedoAction(self, "&Redo")
+        self.action_redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        edit_menu.addActions([self.action_undo, self.action_redo])
+        self.stack.currentChanged.connect(self._page_shown)
+
         view_menu = bar.addMenu("&View")
         self.page_actions: list[QAction] = []
         for i, page in enumerate(self.pages):
@@ -87,11 +106,23 @@ class MainMenus:
         view_menu.addAction(self.action_jobs)
 
         help_menu = bar.addMenu("&Help")
+        self.action_docs = self._action("&Documentation", lambda: show_documentation(self), "F1")
+        self.action_shortcuts = self._action(
+            "&Keyboard shortcuts", lambda: show_shortcuts(self), "Ctrl+/"
+        )
+        help_menu.addActions([self.action_docs, self.action_shortcuts])
+        help_menu.addSeparator()
         self.action_about = self._action("&About guiapp", self.show_about)
         self.action_about.setMenuRole(QAction.MenuRole.AboutRole)
         help_menu.addAction(self.action_about)
 
     # ------------------------------------------------------------------ pages and themes
+    def _page_shown(self, index: int) -> None:
+        """Edit > Undo/Redo act on the shown page's edits (none on a page without)."""
+        page = self.pages[index] if 0 <= index < len(self.pages) else None
+        stack = getattr(page, "undo_stack", None)
+        self.undo_group.setActiveStack(stack if isinstance(stack, QUndoStack) else None)
+
     def _page_switcher(self, index: int) -> Callable[[], None]:
         return lambda: self.set_page(index)
 

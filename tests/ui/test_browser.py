@@ -53,6 +53,11 @@ def browser(qtbot, tmp_path: Path, make_dataset) -> tuple[MainWindow, BrowserPag
         DatasetRef("img", tmp_path / "img.h5"),
         DatasetRef("vec", tmp_path / "vec.h5"),
     ]
+    return open_browser(qtbot, project)
+
+
+def open_browser(qtbot, project: Project) -> tuple[MainWindow, BrowserPage]:
+    """The window at 1100 x 720 on the Browser page, its first dataset open."""
     w = MainWindow(project)
     w.resize(1100, 720)
     qtbot.addWidget(w)
@@ -133,3 +138,58 @@ def test_all_pages_shown_without_tensorflow(browser) -> None:
         window.set_page(i)
         assert not window.current_page().grab().isNull()
     assert not any(m.split(".")[0] in ("tensorflow", "keras") for m in sys.modules)
+
+
+def test_layout_captions_legend_and_go_to_row(qtbot, tmp_path: Path) -> None:
+    """Issue 17.9: a class filter never widens the window; captions from row 100 on keep
+    the row and the class; the 1-D means legend has every class and covers no curve;
+    "Go to row" shows the current sample's row."""
+    names = ["gratitude", "admiration", "amusement", "anger", "annoyance", "approval"]
+    names += ["caring", "confusion", "curiosity", "desire", "disappointment", "disgust", "fear"]
+    named_dataset(tmp_path / "img.h5", (8, 8), names)
+    named_dataset(tmp_path / "vec.h5", (30,), names)
+    project = Project.new(tmp_path / "p.gproj", "Layout")
+    project.datasets = [
+        DatasetRef("img", tmp_path / "img.h5"),
+        DatasetRef("vec", tmp_path / "vec.h5"),
+    ]
+    window, page = open_browser(qtbot, project)
+    width, combo = window.width(), page.class_combo.width()
+    assert width <= 1100  # every page fits the window the user asked for
+    page.class_combo.setCurrentIndex(11)  # "10: disappointment (…)"
+    qtbot.waitUntil(lambda: "scanning" not in page.status.text(), timeout=10_000)
+    qtbot.wait(50)
+    assert window.width() == width and page.class_combo.width() == combo
+    assert page.status.text().startswith("154 of 2,000 rows · class disappointment")
+
+    qtbot.waitUntil(lambda: all_visible_cached(page), timeout=10_000)
+    row = page.grid.selection.row(16)  # 218: a three-digit row
+    lines = page.grid.caption(row)
+    assert lines == [f"{row:,}", "disappointment"]
+    metrics = page.grid.fontMetrics()
+    assert metrics.horizontalAdvance(lines[0]) < page.grid.thumb.width()  # the row is whole
+
+    page.grid.set_current(3)
+    assert int(page.jump.value()) == page.grid.selection.row(3)  # not the last jump's value
+
+    page.dataset_combo.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: page.meta is not None and page.meta["rows"] == 2_000, timeout=10_000)
+    page.stats.setCurrentIndex(2)  # the Class means tab
+    qtbot.waitUntil(lambda: "fear" in page.stats.means_legend.text(), timeout=10_000)
+    assert page.stats.means_plot.isVisible() and page.stats.means_legend.isVisible()
+    legend = page.stats.means_legend.text()
+    assert all(name in legend for name in names)  # all 13 classes
+    assert len(page.stats.means_plot.getPlotItem().listDataItems()) == 13
+    assert page.stats.means_plot.getPlotItem().legend is None
+
+
+def named_dataset(path: Path, shape: tuple[int, ...], names: list[str]) -> None:
+    """2,000 rows, row i of class i % len(names), with these (long) class names."""
+    from guiapp.core.store import DatasetWriter
+
+    rows = 2_000
+    y = (np.arange(rows) % len(names)).astype(np.int32)
+    x = np.broadcast_to(np.arange(rows, dtype=np.float32).reshape(-1, *[1] * len(shape)),
+                        (rows, *shape)).copy()  # fmt: skip
+    with DatasetWriter(path, sample_shape=shape, dtype="float32", class_names=names) as w:
+        w.append(x, y)

@@ -90,7 +90,7 @@ def test_import_dialog_preview_and_import(window: MainWindow, qtbot, tmp_path: P
     dialog.source.set_path(src)
     assert dialog.format.currentText() == "jsonl"
     table = dialog.preview_table
-    assert table.rowCount() == 20
+    assert table.rowCount() == 31  # every line (the preview shows up to 200)
     assert [table.item(0, c).text() for c in range(4)] == [
         "reads.jsonl:1",
         "g0",

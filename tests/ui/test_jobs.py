@@ -13,7 +13,7 @@ def test_helpers() -> None:
     assert cli_prefix() == [sys.executable, "-m", "guiapp"]
     assert format_eta(3725) == "1:02:05"
     assert format_eta(None) == ""
-    assert format_rate(1_500_000) == "1.50M"
+    assert format_rate(1_500_000) == "1,500,000" and format_rate(40_211.4) == "40,211"
     assert error_line("noise\nguiapp: error: --n 0: give rows\n") == "--n 0: give rows"
 
 

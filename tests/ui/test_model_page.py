@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox
 
 from guiapp.core.project import DatasetRef, Project
@@ -135,3 +136,86 @@ def test_spec_fields_dataset_fit_and_export(
     page.new_button.click()
     assert page.layers.rowCount() == 0
     qtbot.waitUntil(lambda: "layers" in page.problems.text(), timeout=10_000)
+
+
+def test_undo_redo_every_layer_edit_from_the_edit_menu(window: MainWindow, qtbot) -> None:
+    """Issue 17.11: add, remove, move and edit a layer, then Ctrl+Z / Ctrl+Shift+Z (the
+    Edit menu's actions, bound to the Model page's stack) walk back and forth."""
+    page = page_of(window)
+    page.new_model("cnn2d-small")
+    original = [layer["type"] for layer in window.project.models[0]["spec"]["layers"]]
+    assert window.action_undo.isEnabled() and "Add model" in window.action_undo.text()
+
+    page.layers.selectRow(2)
+    page.remove_button.click()
+    assert types(page)[2] != "Conv2D" and len(types(page)) == 7
+    assert "Remove Conv2D layer" in window.action_undo.text()
+    page.layers.setFocus()
+    qtbot.keyClick(page.layers, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert types(page) == original
+    assert window.project.models[0]["spec"]["layers"][2]["type"] == "Conv2D"
+    qtbot.keyClick(
+        page.layers,
+        Qt.Key.Key_Z,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    assert len(types(page)) == 7
+    window.action_undo.trigger()
+
+    page.layers.selectRow(0)
+    page.down_button.click()
+    assert types(page)[:2] == ["MaxPooling2D", "Conv2D"]
+    page.layers.selectRow(1)
+    kernel = page.editor.widgets["kernel_size"]
+    for text in ("5", "5,", "5, 5"):  # three keystrokes: one undo step
+        kernel.setText(text)
+    assert window.project.models[0]["spec"]["layers"][1]["kernel_size"] == [5, 5]
+    window.action_undo.trigger()
+    assert window.project.models[0]["spec"]["layers"][1].get("kernel_size", 3) == 3
+    window.action_undo.trigger()
+    assert types(page) == original
+    window.action_redo.trigger()
+    window.action_redo.trigger()
+    assert types(page)[:2] == ["MaxPooling2D", "Conv2D"]
+    assert window.project.models[0]["spec"]["layers"][1]["kernel_size"] == [5, 5]
+    while page.undo_stack.canUndo():
+        page.undo_stack.undo()
+    assert window.project.models == [] and page.layers.rowCount() == 0
+
+    window.set_page(0)  # another page: Edit > Undo has nothing to act on
+    assert not window.action_undo.isEnabled() and not window.action_redo.isEnabled()
+
+
+def test_template_refits_when_its_dataset_changes(
+    window: MainWindow, qtbot, tmp_path: Path, make_dataset
+) -> None:
+    """Issue 17.6: kmer-conv1d made while a 2-D dataset is chosen is refitted when the
+    1-D dataset is picked (and stays as the user left it once edited)."""
+    make_dataset(tmp_path / "images.h5", 200, shape=(25, 25), classes=3)
+    make_dataset(tmp_path / "genomes.h5", 200, shape=(40,), classes=4)
+    window.project.datasets.append(DatasetRef("images", tmp_path / "images.h5"))
+    window.project.datasets.append(DatasetRef("genomes", tmp_path / "genomes.h5"))
+    window.set_project(window.project)
+    page = page_of(window)
+    qtbot.waitUntil(lambda: page.settings.data_info is not None, timeout=10_000)
+    assert page.settings.dataset.currentText() == "images"
+    page.new_model("kmer-conv1d")
+    spec = window.project.models[0]["spec"]
+    qtbot.waitUntil(lambda: bool(page.problems.text() or page.errors), timeout=10_000)
+    assert page.errors  # a 1-D template against 25 x 25 samples
+
+    page.settings.dataset.setCurrentText("genomes")
+    qtbot.waitUntil(lambda: spec["input"]["shape"][0] == 40, timeout=10_000)
+    assert spec["layers"][-1]["units"] == 4
+    qtbot.waitUntil(lambda: page.summary.rowCount() > 0, timeout=10_000)
+    assert not [e for e in page.errors if e["severity"] == "error"]
+    assert "Refit" in window.action_undo.text()
+
+    page.layers.selectRow(0)
+    page.remove_button.click()  # edited: the user's model from now on
+    page.settings.dataset.setCurrentText("images")
+    qtbot.waitUntil(
+        lambda: list((page.settings.data_info or {}).get("sample_shape", [])) == [25, 25],
+        timeout=10_000,
+    )
+    assert window.project.models[0]["spec"]["input"]["shape"][0] == 40

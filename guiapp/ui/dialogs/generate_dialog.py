@@ -35,6 +35,7 @@ from guiapp.core.generate.spec import BUILTIN_DEFAULTS
 from guiapp.core.store.format import SAMPLE_DTYPES
 from guiapp.ui.jobs.cli_job import CliJob, format_eta
 from guiapp.ui.widgets.form_fields import FileField, parse_count
+from guiapp.ui.widgets.outputs import output_path_problem, resolve_output
 
 GENERATORS = {"patterns2d": patterns2d.DEFAULTS, "kmer1d": kmer1d.DEFAULTS}
 USER_FILE = "User file (.py)…"
@@ -218,6 +219,11 @@ class GenerateDialog(QDialog):
         out = self.output.path()
         if not out:
             raise ValueError("Output: choose where to write the dataset (NAME.h5)")
+        problem = output_path_problem(
+            str(resolve_output(self.data_folder, out)), creates=self.data_folder
+        )
+        if problem:
+            raise ValueError(problem)
         n = parse_count(self.rows.text(), "Rows")
         generator = self.generator_name()
         if not generator:
@@ -322,9 +328,7 @@ class GenerateDialog(QDialog):
         args = self.validate()
         if args is None or not self._user_file_approved():
             return None
-        out = Path(self.output.path())
-        if not out.is_absolute():
-            out = self.data_folder.parent / out
+        out = resolve_output(self.data_folder, self.output.path())
         args[0] = str(out)
         job = CliJob(f"generate {out.name}", "generate", args, resumable=True)
         self.job_ready.emit(job, out)

@@ -1,12 +1,16 @@
 """The Import dialog: format, source, field mapping, length/padding, error policy, preview.
 
-The preview parses the first rows with the importer's own readers (``import_preview``);
-Start hands a ``guiapp import`` :class:`CliJob` to the Datasets page.
+The preview parses the first rows (as many as asked) with the importer's own readers
+(``import_preview``); Start checks the output path and hands a ``guiapp import``
+:class:`CliJob` to the Datasets page. The output follows the source's name until the user
+types one. When the job ends having skipped bad rows, a message says how many of how
+many, and the first reasons.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -20,6 +24,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QSpinBox,
     QTableWidget,
@@ -33,8 +38,28 @@ from guiapp.core.store.format import SAMPLE_DTYPES
 from guiapp.ui.dialogs.import_preview import TEXT_FORMATS, PreviewRow, guess_format, preview
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.widgets.form_fields import FileField
+from guiapp.ui.widgets.outputs import output_path_problem, resolve_output, show_status
 
 AUTO = "auto"
+PREVIEW_ROWS = 200
+SHOWN_REASONS = 5
+
+
+def skipped_text(summary: dict[str, Any]) -> str | None:
+    """What an import with ``--on-error skip`` left out, from its ``finished`` event."""
+    skipped = int(summary.get("skipped") or 0)
+    if not skipped:
+        return None
+    read = int(summary.get("rows_read") or 0)
+    total = max(read, skipped + int(summary.get("rows") or 0))
+    reasons = [str(r) for r in summary.get("row_errors") or []][:SHOWN_REASONS]
+    text = (
+        f"The import skipped {skipped:,} of {total:,} rows ({skipped / max(total, 1):.0%}) "
+        f"and kept {int(summary.get('rows') or 0):,} in {summary.get('output', 'the dataset')}."
+    )
+    if reasons:
+        text += "\nFirst reasons:\n" + "\n".join(f"  {r}" for r in reasons)
+    return text
 
 
 class ImportDialog(QDialog):
@@ -54,6 +79,7 @@ class ImportDialog(QDialog):
             "Import source", "Data (*.jsonl *.json *.csv *.tsv *.npy *.npz *.gz)"
         )
         self.output = FileField("Dataset file", "guiapp datasets (*.h5)", save=True)
+        self._auto_output = ""  # the output the source's name gave (replaced while unedited)
         self.label_field = QLineEdit("label")
         self.data_field = QLineEdit("data")
         self.delimiter = QLineEdit()
@@ -75,6 +101,7 @@ class ImportDialog(QDialog):
         self.seed = QSpinBox()
         self.seed.setRange(0, 2**31 - 1)
         self.overwrite = QCheckBox("Replace an existing dataset at this path")
+        self.skipped_message = ""
 
         source_form = QFormLayout()
         source_form.addRow("Format", self.format)
@@ -110,9 +137,19 @@ class ImportDialog(QDialog):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.preview_label = QLabel("Choose a source to see its first rows.")
         self.preview_label.setWordWrap(True)
+        self.preview_rows = QSpinBox()
+        self.preview_rows.setRange(10, 5000)
+        self.preview_rows.setValue(PREVIEW_ROWS)
+        self.preview_rows.setSingleStep(100)
+        self.preview_rows.setKeyboardTracking(False)
+        self.preview_rows.setToolTip("How many of the first rows to parse and show")
         preview_box = QGroupBox("Preview (first rows, parsed as the import will parse them)")
         preview_layout = QVBoxLayout(preview_box)
-        preview_layout.addWidget(self.preview_label)
+        rows_row = QHBoxLayout()
+        rows_row.addWidget(self.preview_label, 1)
+        rows_row.addWidget(QLabel("rows"))
+        rows_row.addWidget(self.preview_rows)
+        preview_layout.addLayout(rows_row)
         preview_layout.addWidget(self.preview_table, 1)
 
         self.message = QLabel()
@@ -144,6 +181,8 @@ class ImportDialog(QDialog):
         for edit in (self.label_field, self.data_field, self.delimiter):
             edit.textChanged.connect(self.update_preview)
         self.dtype.currentTextChanged.connect(self.update_preview)
+        self.preview_rows.valueChanged.connect(self.update_preview)
+        self.on_error.currentTextChanged.connect(self.update_preview)
         self.resize(1000, 560)
 
     # ------------------------------------------------------------------ preview
@@ -154,9 +193,10 @@ class ImportDialog(QDialog):
             self.format.setCurrentText(fmt)  # updates the preview
         else:
             self.update_preview()
-        if text.strip() and not self.output.path():
-            stem = path.name.split(".")[0] or "imported"
-            self.output.set_path(self.data_folder / f"{stem}.h5")
+        stem = path.name.split(".")[0] if text.strip() else ""
+        if stem and self.output.path() in ("", self._auto_output):
+            self._auto_output = str(self.data_folder / f"{stem}.h5")
+            self.output.set_path(self._auto_output)
 
     def update_preview(self) -> list[PreviewRow]:
         """Parse the first rows of the source and show them (a few lines: fast enough here)."""
@@ -180,7 +220,7 @@ class ImportDialog(QDialog):
                 "dtype": "uint16" if dtype == AUTO else dtype,
             }
         try:
-            rows = preview(fmt, Path(src), **fields)
+            rows = preview(fmt, Path(src), limit=self.preview_rows.value(), **fields)
         except (UserError, OSError, ValueError) as exc:
             self.preview_label.setText(f"Cannot preview: {exc}")
             return []
@@ -192,9 +232,15 @@ class ImportDialog(QDialog):
                 item.setToolTip(text)
                 self.preview_table.setItem(r, c, item)
         bad = sum(1 for row in rows if row.problem)
-        self.preview_label.setText(
-            f"{len(rows)} row(s) shown" + (f", {bad} with a problem." if bad else ".")
-        )
+        text = f"The first {len(rows):,} row(s)"
+        if bad:
+            policy = (
+                "the import leaves them out (skip) and says how many"
+                if self.on_error.currentText() == "skip"
+                else "the import stops at the first (abort)"
+            )
+            text += f": {bad:,} with a problem; {policy}."
+        self.preview_label.setText(text + ("" if bad else ", all parsed."))
         return rows
 
     # ------------------------------------------------------------------ start
@@ -204,6 +250,11 @@ class ImportDialog(QDialog):
             raise ValueError("Source: choose the file or folder to import")
         if not out:
             raise ValueError("Output: choose where to write the dataset (NAME.h5)")
+        problem = output_path_problem(
+            str(resolve_output(self.data_folder, out)), creates=self.data_folder
+        )
+        if problem:
+            raise ValueError(problem)
         fmt = self.format.currentText()
         args = [src, out, "--format", fmt]
         if fmt in TEXT_FORMATS:
@@ -230,11 +281,23 @@ class ImportDialog(QDialog):
             self.message.setText(str(exc))
             self.message.setStyleSheet("color: #c62828;")
             return None
-        out = Path(args[1])
-        if not out.is_absolute():
-            out = self.data_folder.parent / out
+        out = resolve_output(self.data_folder, args[1])
         args[1] = str(out)
         job = CliJob(f"import {out.name}", "import", args)
+        job.event.connect(self._job_event)
         self.job_ready.emit(job, out)
+        self.message.setText("")
         self.accept()
         return job
+
+    def _job_event(self, event: dict[str, Any]) -> None:
+        """The job's ``finished`` event: say what ``skip`` left out (nothing: silent)."""
+        if event.get("event") != "finished":
+            return
+        text = skipped_text(event)
+        if text is None:
+            return
+        self.skipped_message = text
+        where = self.parentWidget() or self
+        show_status(where, text.splitlines()[0])
+        QMessageBox.warning(where, "Import skipped rows", text)

@@ -110,7 +110,8 @@ def preview_arrays(fmt: str, src: Path, limit: int = 20) -> list[PreviewRow]:
     return [PreviewRow(p.relative_to(src).as_posix(), p.parent.name, "", None) for p in files]
 
 
-def preview(fmt: str, src: Path, **fields: object) -> list[PreviewRow]:
+def preview(fmt: str, src: Path, limit: int = 20, **fields: object) -> list[PreviewRow]:
+    """The first ``limit`` rows of ``src`` as the import will parse them."""
     if fmt in TEXT_FORMATS:
-        return preview_text(fmt, src, **fields)  # type: ignore[arg-type]
-    return preview_arrays(fmt, src)
+        return preview_text(fmt, src, limit=limit, **fields)  # type: ignore[arg-type]
+    return preview_arrays(fmt, src, limit=limit)

@@ -35,6 +35,12 @@ from guiapp.core.predict.output import write_csv
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
 from guiapp.ui.widgets.form_fields import FileField
+from guiapp.ui.widgets.outputs import (
+    export_folder,
+    output_path_problem,
+    remember_export,
+    show_status,
+)
 
 
 def table_rows(path: str) -> np.ndarray:
@@ -145,6 +151,9 @@ class PredictDialog(QDialog):
         for value, what in ((run, "Run"), (data, "Data"), (out, "Output")):
             if not value:
                 raise ValueError(f"{what}: choose one")
+        problem = output_path_problem(out)
+        if problem:
+            raise ValueError(problem)
         args = ["--model", run, "--which", self.which.currentText(), "--data", data]
         args += ["--out", out, "--split", self.split.currentText()]
         args += ["--top-k", str(self.top_k.value())]
@@ -223,10 +232,13 @@ class PredictDialog(QDialog):
 
     def export_csv(self) -> None:
         out = str(self.summary.get("out", ""))
-        target, _ = QFileDialog.getSaveFileName(
-            self, "Export table", str(Path(out).with_suffix(".csv")), "CSV (*.csv)"
-        )
-        if target:
+        start = export_folder() / Path(out).with_suffix(".csv").name
+        target, _ = QFileDialog.getSaveFileName(self, "Export table", str(start), "CSV (*.csv)")
+        problem = output_path_problem(target, "Export table") if target else None
+        if problem:
+            self.message.setText(problem)
+        elif target:
+            remember_export(target)
             self.calls.submit(("csv", target), write_csv, out, target)
 
     def _call_done(self, key: object, result: object) -> None:
@@ -236,3 +248,6 @@ class PredictDialog(QDialog):
             self.open_in_browser.emit(result, title, str(self.summary.get("data", "")), where)
         else:
             self.message.setText(f"Table written to {where}.")
+            parent = self.parentWidget()
+            if parent is not None:
+                show_status(parent, f"Exported the predictions table to {where}")

@@ -14,6 +14,12 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
+# the one formatter of rows/s and durations (kept importable here for the pages that use it)
+from guiapp.ui.widgets.formatting import format_duration as format_eta
+from guiapp.ui.widgets.formatting import format_rate
+
+__all__ = ["CliJob", "cli_prefix", "error_line", "format_eta", "format_rate"]
+
 STOP_GRACE_MS = 10_000
 STDERR_KEEP = 64 * 1024
 
@@ -21,24 +27,6 @@ STDERR_KEEP = 64 * 1024
 def cli_prefix() -> list[str]:
     """How to call our own CLI: the frozen binary itself, or ``python -m guiapp``."""
     return [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "guiapp"]
-
-
-def format_eta(seconds: float | None) -> str:
-    """``h:mm:ss`` for an ETA in seconds; an empty string when unknown."""
-    if seconds is None or seconds < 0 or seconds != seconds:
-        return ""
-    s = int(round(seconds))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-
-
-def format_rate(rows_per_s: float | None) -> str:
-    if rows_per_s is None or rows_per_s <= 0:
-        return ""
-    if rows_per_s >= 1e6:
-        return f"{rows_per_s / 1e6:.2f}M"
-    if rows_per_s >= 1e4:
-        return f"{rows_per_s / 1e3:.0f}k"
-    return f"{rows_per_s:,.0f}"
 
 
 def error_line(stderr: str) -> str:

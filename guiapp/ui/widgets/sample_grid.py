@@ -12,16 +12,26 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
-from PySide6.QtCore import QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QImage, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
-from PySide6.QtWidgets import QAbstractScrollArea, QWidget
+from PySide6.QtCore import QEvent, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QHelpEvent,
+    QImage,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 
 from guiapp.ui.widgets.sample_loader import SampleLoader
 from guiapp.ui.widgets.sample_selection import GridGeometry, SampleSelection
 
 CACHE_SIZE = 4096
-CAPTION_H = 16
+CAPTION_H = 16  # one caption line
 PAD = 4
+TWO_LINES_BELOW = 120  # cells narrower than this caption in two lines: row, then class
 
 
 class SampleGridView(QAbstractScrollArea):
@@ -86,8 +96,29 @@ class SampleGridView(QAbstractScrollArea):
         self.schedule_request()
 
     @property
+    def caption_lines(self) -> int:
+        return 2 if self.thumb.width() < TWO_LINES_BELOW else 1
+
+    @property
     def cell_size(self) -> QSize:
-        return QSize(self.thumb.width() + 2 * PAD, self.thumb.height() + CAPTION_H + 2 * PAD)
+        caption = CAPTION_H * self.caption_lines
+        return QSize(self.thumb.width() + 2 * PAD, self.thumb.height() + caption + 2 * PAD)
+
+    def caption(self, row: int) -> list[str]:
+        """The caption lines of dataset row ``row``: its number, then its class (or the
+        overlay's note); one line ``row · class`` in wide cells."""
+        cached = self.cache.get(row)
+        text = ""
+        if cached is not None:
+            label = cached[1]
+            names = self.class_names
+            text = names[label] if 0 <= label < len(names) else str(label)
+        note = self.annotate(row) if self.annotate is not None else None
+        if note is not None:
+            text = note[0]
+        if self.caption_lines == 2:
+            return [f"{row:,}", text]
+        return [f"{row:,} · {text}" if text and note is None else text or f"{row:,}"]
 
     def geometry_model(self) -> GridGeometry:
         size, vp = self.cell_size, self.viewport().size()
@@ -177,31 +208,41 @@ class SampleGridView(QAbstractScrollArea):
             cached = self.cache.get(row)
             if cached is not None:
                 painter.drawImage(target, cached[0])
-                label = cached[1]
-                name = self.class_names[label] if 0 <= label < len(self.class_names) else str(label)
-                caption = f"{row:,} · {name}"
             else:
                 painter.fillRect(target, placeholder)
-                caption = f"{row:,}"
             note = self.annotate(row) if self.annotate is not None else None
             if note is not None:
-                caption = note[0]
                 painter.fillRect(QRect(target.left(), target.top(), target.width(), 4), note[1])
-            text_rect = QRect(x + PAD, target.bottom() + 1, self.thumb.width(), CAPTION_H)
             painter.setPen(pal.text().color())
-            painter.drawText(
-                text_rect,
-                Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignVCenter,
-                painter.fontMetrics().elidedText(
-                    caption, Qt.TextElideMode.ElideRight, text_rect.width()
-                ),
-            )
+            for n, line in enumerate(self.caption(row)):
+                text_rect = QRect(
+                    x + PAD, target.bottom() + 1 + n * CAPTION_H, self.thumb.width(), CAPTION_H
+                )
+                painter.drawText(
+                    text_rect,
+                    Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignVCenter,
+                    painter.fontMetrics().elidedText(
+                        line, Qt.TextElideMode.ElideRight, text_rect.width()
+                    ),
+                )
             if cell == self.current:
                 painter.setPen(pal.highlight().color())
                 painter.drawRect(QRect(x + 1, y + 1, size.width() - 3, size.height() - 3))
         painter.end()
 
     # ------------------------------------------------------------------ events
+    def viewportEvent(self, event: QEvent) -> bool:
+        """A tooltip with the whole caption of the cell under the pointer."""
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            cell = self.geometry_model().cell_at(self.top_row, event.pos().x(), event.pos().y())
+            if cell is not None and 0 <= cell < len(self.selection):
+                text = " · ".join(t for t in self.caption(self.selection.row(cell)) if t)
+                QToolTip.showText(event.globalPos(), text, self.viewport())
+            else:
+                QToolTip.hideText()
+            return True
+        return super().viewportEvent(event)
+
     def resizeEvent(self, event: object) -> None:
         super().resizeEvent(event)  # type: ignore[arg-type]
         self._update_scrollbar()

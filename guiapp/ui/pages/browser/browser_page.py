@@ -27,6 +27,7 @@ from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.browser.dataset_stats import DatasetStats, sample_statistics
 from guiapp.ui.pages.browser.prediction_overlay import PredictionOverlay, select_rows
 from guiapp.ui.pages.browser.sample_detail import SampleDetail
+from guiapp.ui.widgets.elided_label import ElidedLabel
 from guiapp.ui.widgets.sample_grid import SampleGridView
 from guiapp.ui.widgets.sample_loader import SampleLoader
 from guiapp.ui.widgets.sample_selection import SampleSelection
@@ -65,7 +66,14 @@ class BrowserPage(Page):
         self.jump.setRange(0, 0)
         self.jump.setKeyboardTracking(False)
         self.jump.setToolTip("Jump to this row of the dataset")
-        self.status = QLabel("No dataset.")
+        # long texts ("1,234 of 10,000,000 rows · class gratitude · scanning…") must never
+        # widen the window: the label takes the room left and elides, the combos keep a width
+        self.status = ElidedLabel("No dataset.")
+        self.scale_combo.setMinimumContentsLength(13)
+        for combo in (self.dataset_combo, self.class_combo, self.scale_combo):
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
         controls = QHBoxLayout()
         for text, widget in (
             ("Dataset", self.dataset_combo),
@@ -75,8 +83,7 @@ class BrowserPage(Page):
         ):
             controls.addWidget(QLabel(text))
             controls.addWidget(widget)
-        controls.addStretch(1)
-        controls.addWidget(self.status)
+        controls.addWidget(self.status, 1)
 
         self.grid = SampleGridView(self.loader)
         self.detail = SampleDetail()
@@ -86,7 +93,7 @@ class BrowserPage(Page):
         self.predictions = PredictionOverlay()
         right.addWidget(self.predictions.detail)
         right.addWidget(self.stats)
-        right.setSizes([300, 240])
+        right.setSizes([300, 40, 240])  # detail, prediction line, statistics
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.grid)
         split.addWidget(right)
@@ -164,7 +171,10 @@ class BrowserPage(Page):
         ):
             self.class_combo.addItem(f"{i}: {name} ({count:,})", i)
         self.class_combo.blockSignals(False)
+        self.jump.blockSignals(True)
         self.jump.setRange(0, max(0, meta["rows"] - 1))
+        self.jump.setValue(0)
+        self.jump.blockSignals(False)
         self.stats.show_header(meta)
         self.stats_calls.submit(self.path, sample_statistics, self.path, len(meta["class_names"]))
         if self._pending_indices is not None:
@@ -278,6 +288,10 @@ class BrowserPage(Page):
             self.show_indices(result[0], self.predictions.describe(key[1]))
 
     def _current_changed(self, _cell: int, row: int) -> None:
+        """A sample picked: "Go to row" shows its row (without jumping again)."""
+        self.jump.blockSignals(True)
+        self.jump.setValue(row)
+        self.jump.blockSignals(False)
         self.loader.request_sample(row)
         self.predictions.show_detail(row)
 

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QTabWidget, QVBoxLayout, QWidget
 
+from guiapp.ui.widgets.plot_legend import LINE, legend_html
 from guiapp.ui.widgets.thumbnails import ColorScale, render
 
 SAMPLE_BLOCKS = 8
@@ -66,7 +67,9 @@ class DatasetStats(QTabWidget):
         self.means_plot = pg.PlotWidget()
         self.means_plot.setLabel("left", "mean value")
         self.means_plot.setLabel("bottom", "position")
-        self.means_plot.addLegend(offset=(-10, 10), brush=(0, 0, 0, 170))
+        self.means_legend = QLabel()  # under the plot: never over the curves
+        self.means_legend.setWordWrap(True)
+        self.means_legend.setTextFormat(Qt.TextFormat.RichText)
         means_page = QWidget()
         self.means_layout = QVBoxLayout(means_page)
         self.means_layout.setContentsMargins(0, 0, 0, 0)
@@ -74,7 +77,9 @@ class DatasetStats(QTabWidget):
         self.means_layout.addWidget(self.means_note)
         self.means_layout.addWidget(self.means_area, 1)
         self.means_layout.addWidget(self.means_plot, 1)
+        self.means_layout.addWidget(self.means_legend)
         self.means_plot.hide()
+        self.means_legend.hide()
         self.addTab(self.counts_plot, "Class counts")
         self.addTab(self.hist_plot, "Values")
         self.addTab(means_page, "Class means")
@@ -118,6 +123,7 @@ class DatasetStats(QTabWidget):
         self.means_note.setText(f"Mean sample per class, from {stats['rows']:,} rows.")
         if len(sample_shape) >= 2:
             self.means_plot.hide()
+            self.means_legend.hide()
             self.means_area.show()
             grid_widget = QWidget()
             grid = QGridLayout(grid_widget)
@@ -136,8 +142,14 @@ class DatasetStats(QTabWidget):
         else:
             self.means_area.hide()
             self.means_plot.show()
+            self.means_legend.show()
             self.means_plot.clear()
-            for c, mean in enumerate(means[:12]):
+            entries = []
+            for c, mean in enumerate(means):  # every class, each in its own colour
                 name = self.class_names[c] if c < len(self.class_names) else str(c)
-                pen = pg.mkPen(pg.intColor(c, hues=max(len(means), 3)), width=1.2)
-                self.means_plot.plot(np.asarray(mean).reshape(-1), pen=pen, name=name)
+                color = pg.intColor(c, hues=max(len(means), 3))
+                self.means_plot.plot(
+                    np.asarray(mean).reshape(-1), pen=pg.mkPen(color, width=1.2), name=name
+                )
+                entries.append((name, color.getRgb(), LINE))
+            self.means_legend.setText(legend_html(entries))

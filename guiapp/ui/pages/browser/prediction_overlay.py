@@ -12,7 +12,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
@@ -55,8 +55,14 @@ class PredictionOverlay(QWidget):
         self.open_button.setToolTip("Overlay a predictions file (guiapp predict, a run's)")
         self.open_button.clicked.connect(self._pick_file)
         self.file_label = QLabel("none")
+        self.file_label.setMaximumWidth(160)
         self.true_combo = QComboBox()
         self.pred_combo = QComboBox()
+        for combo in (self.true_combo, self.pred_combo):  # class names never widen the window
+            combo.setMinimumContentsLength(10)
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
         self.correct_combo = QComboBox()
         self.correct_combo.addItems(["all", "misclassified", "correct"])
         self.min_prob = QDoubleSpinBox()
@@ -95,7 +101,12 @@ class PredictionOverlay(QWidget):
         self.path = path
         self.lookup = PredictionLookup(path) if path else None
         self.names = self.lookup.table.class_names if self.lookup else []
-        self.file_label.setText(Path(path).name if path else "none")
+        name = Path(path).name if path else "none"
+        self.file_label.setText(
+            self.file_label.fontMetrics().elidedText(
+                name, Qt.TextElideMode.ElideMiddle, self.file_label.maximumWidth()
+            )
+        )
         self.file_label.setToolTip(path)
         for combo in (self.true_combo, self.pred_combo):
             combo.clear()

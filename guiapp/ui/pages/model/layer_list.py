@@ -40,20 +40,23 @@ class LayerListEditing:
             return
         at = self.selected_layer() + 1 or len(self.layer_list())
         self.layer_list().insert(at, specs.default_layer(layer_type))
-        self.edited(select=at)
+        self.edited(select=at, what=f"Add {layer_type} layer")
 
     def remove_layer(self) -> None:
         at = self.selected_layer()
         if 0 <= at < len(self.layer_list()):
-            del self.layer_list()[at]
-            self.edited(select=min(at, len(self.layer_list()) - 1))
+            kind = self.layer_list().pop(at).get("type", "")
+            self.edited(select=min(at, len(self.layer_list()) - 1), what=f"Remove {kind} layer")
 
     def move_layer(self, step: int) -> None:
         layers, at = self.layer_list(), self.selected_layer()
         to = at + step
         if 0 <= at < len(layers) and 0 <= to < len(layers):
             layers[at], layers[to] = layers[to], layers[at]
-            self.edited(select=to)
+            self.edited(
+                select=to,
+                what=f"Move {layers[to].get('type', '')} layer {'up' if step < 0 else 'down'}",
+            )
 
     def _layer_picked(self) -> None:
         at = self.selected_layer()
@@ -65,14 +68,19 @@ class LayerListEditing:
         self.remove_button.setEnabled(layer is not None)
         self.up_button.setEnabled(layer is not None and at > 0)
         self.down_button.setEnabled(layer is not None and at < len(layers) - 1)
+        self.note_position()
 
     def _layer_edited(self) -> None:
         at = self.selected_layer()
+        kind = ""
         if 0 <= at < len(self.layer_list()):
+            kind = str(self.layer_list()[at].get("type", ""))
             item = self.layers.item(at, 2)
             if item is not None:
                 item.setText(summary_text(self.layer_list()[at]))
-        self.edited(rebuild=False)
+        self.edited(
+            rebuild=False, what=f"Edit layer {at} ({kind})", merge=("layer", self.index, at)
+        )
 
     def _fill_layers(self, select: int | None = None) -> None:
         layers = self.layer_list()

@@ -10,18 +10,15 @@ The layer list's editing and error marks are in :mod:`.layer_list`.
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QMessageBox,
     QPushButton,
     QScrollArea,
     QSplitter,
@@ -36,6 +33,11 @@ from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.model.layer_editor import LayerEditor
 from guiapp.ui.pages.model.layer_list import LayerListEditing
 from guiapp.ui.pages.model.model_settings import ModelSettings, check_model
+from guiapp.ui.pages.model.model_undo import UndoableEdits
+from guiapp.ui.pages.model.spec_files import SpecFiles, empty_spec, fitted
+from guiapp.ui.widgets.outputs import (
+    show_status,
+)
 from guiapp.ui.widgets.tables import table
 
 EMPTY = "empty model"
@@ -43,13 +45,7 @@ SPEC_FILTER = "Model specs (*.json);;All files (*)"
 CHECK_DELAY_MS = 150
 
 
-def empty_spec(name: str = "model") -> dict[str, Any]:
-    spec = specs.get_template("cnn2d-small")
-    spec.update(name=name, description="", layers=[])
-    return spec
-
-
-class ModelPage(LayerListEditing, Page):
+class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
     title = "Model"
     blurb = (
         "Define a Keras CNN as a list of layers, start from a template, and check its "
@@ -63,6 +59,7 @@ class ModelPage(LayerListEditing, Page):
         self.index = -1  # the edited entry of project.models
         self.errors: list[dict[str, Any]] = []
         self._generation = 0
+        self._init_undo()
 
         self.model_combo = QComboBox()
         self.model_combo.setMinimumContentsLength(16)
@@ -75,7 +72,7 @@ class ModelPage(LayerListEditing, Page):
         self.delete_button = QPushButton("Delete")
         self.import_button = QPushButton("Import…")
         self.export_button = QPushButton("Export…")
-        top = QHBoxLayout()
+        top = QHBoxLayout()  # two groups that wrap under each other in a narrow window
         for label, w in (("Model", self.model_combo), ("Name", self.name_edit)):
             top.addWidget(QLabel(label))
             top.addWidget(w)
@@ -90,6 +87,14 @@ class ModelPage(LayerListEditing, Page):
         self.layers.setSelectionMode(self.layers.SelectionMode.SingleSelection)
         self.type_combo = QComboBox()
         self.type_combo.addItems([t["name"] for t in specs.layer_types()])
+        self.name_edit.setMinimumWidth(80)
+        self.model_combo.setMinimumContentsLength(10)
+        self.template_combo.setMinimumContentsLength(11)
+        self.type_combo.setMinimumContentsLength(9)
+        for combo in (self.model_combo, self.template_combo, self.type_combo):
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
         self.add_button = QPushButton("Add")
         self.remove_button = QPushButton("Remove")
         self.up_button = QPushButton("Up")
@@ -150,8 +155,9 @@ class ModelPage(LayerListEditing, Page):
         self.down_button.clicked.connect(lambda: self.move_layer(1))
         self.layers.itemSelectionChanged.connect(self._layer_picked)
         self.editor.changed.connect(self._layer_edited)
-        self.settings.changed.connect(self.edited)
+        self.settings.changed.connect(lambda: self.edited(rebuild=False, what="settings"))
         self.settings.recheck.connect(self.check_timer.start)
+        self.settings.data_changed.connect(self.refit_template)
         self._show_spec()
 
     # ------------------------------------------------------------------ project
@@ -170,6 +176,7 @@ class ModelPage(LayerListEditing, Page):
         self.index = len(project.models) - 1
         self.settings.fill_datasets(project)
         self._fill_models()
+        self.reset_undo()
 
     def project_updated(self) -> None:
         if self._project is not None:
@@ -189,6 +196,7 @@ class ModelPage(LayerListEditing, Page):
     def _model_picked(self, index: int) -> None:
         self.index = index
         self._show_spec()
+        self.note_position()
 
     def _unique_name(self, name: str) -> str:
         taken = {m.get("name") for m in self._project.models} if self._project else set()
@@ -197,14 +205,20 @@ class ModelPage(LayerListEditing, Page):
             out, n = f"{name}-{n}", n + 1
         return out
 
-    def add_model(self, spec: dict[str, Any]) -> None:
+    def add_model(self, spec: dict[str, Any], template: str = "") -> None:
+        """Add ``spec``; one made from ``template`` is refitted when the dataset changes,
+        until the user edits it."""
         assert self._project is not None
         name = self._unique_name(str(spec.get("name") or "model"))
         spec["name"] = name
-        self._project.models.append({"name": name, "spec": spec})
+        entry: dict[str, Any] = {"name": name, "spec": spec}
+        if template:
+            entry["template"] = template
+        self._project.models.append(entry)
         self.index = len(self._project.models) - 1
         self._fill_models()
         self.project_changed.emit()
+        self.record(f"Add model {name}")
 
     def new_model(self, template: str) -> None:
         """Add a model from ``template`` (or empty), fitted to the chosen dataset."""
@@ -215,24 +229,42 @@ class ModelPage(LayerListEditing, Page):
             spec = empty_spec()
             if info:
                 spec["input"]["shape"] = list(info["sample_shape"])
-        else:
-            try:
-                spec = (
-                    specs.fit_template(template, info["sample_shape"], len(info["classes"]))
-                    if info
-                    else specs.get_template(template)
-                )
-            except Exception:  # noqa: BLE001 - a dataset the template cannot fit: use as is
-                spec = specs.get_template(template)
-        self.add_model(spec)
+            self.add_model(spec)
+            return
+        self.add_model(fitted(template, info), template)
+
+    def refit_template(self) -> None:
+        """The "Fit to dataset" choice changed: a model still as its template made it is
+        fitted again (input shape, classes), as one undoable step."""
+        entry = self._project.models[self.index] if self.spec is not None else None
+        info = self.settings.data_info
+        if entry is None or not entry.get("template") or not info:
+            return
+        spec = fitted(str(entry["template"]), info)
+        spec["name"] = entry["name"]
+        if spec == entry["spec"]:
+            return
+        entry["spec"].clear()
+        entry["spec"].update(spec)
+        self._show_spec()
+        self.project_changed.emit()
+        shape = " x ".join(str(d) for d in info["sample_shape"])
+        self.record(f"Refit {entry['name']} to {self.settings.dataset.currentText()}")
+        show_status(
+            self,
+            f"Refitted {entry['name']} ({entry['template']}) to {shape} samples, "
+            f"{len(info['classes'])} classes (Edit > Undo restores it)",
+        )
 
     def delete_model(self) -> None:
         if self.spec is None or self._project is None:
             return
+        name = self._project.models[self.index].get("name", "")
         del self._project.models[self.index]
         self.index = min(self.index, len(self._project.models) - 1)
         self._fill_models()
         self.project_changed.emit()
+        self.record(f"Delete model {name}")
 
     def _rename(self) -> None:
         spec, name = self.spec, self.name_edit.text().strip()
@@ -243,39 +275,24 @@ class ModelPage(LayerListEditing, Page):
         self.model_combo.setItemText(self.index, name)
         self.name_edit.setText(name)
         self.project_changed.emit()
-
-    def import_spec(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import model spec", "", SPEC_FILTER)
-        if not path:
-            return
-        try:
-            spec = dict(specs.load_spec(path))
-        except Exception as exc:  # noqa: BLE001 - shown to the user
-            QMessageBox.warning(self, "Import model spec", str(exc))
-            return
-        spec.setdefault("name", Path(path).stem)
-        self.add_model(spec)
-
-    def export_spec(self) -> None:
-        spec = self.spec
-        if spec is None:
-            return
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Export model spec", f"{spec.get('name', 'model')}.json", SPEC_FILTER
-        )
-        if path:
-            try:
-                specs.save_spec(spec, path)
-            except Exception as exc:  # noqa: BLE001 - shown to the user
-                QMessageBox.warning(self, "Export model spec", str(exc))
+        self.record(f"Rename model to {name}")
 
     # ------------------------------------------------------------------ layers
-    def edited(self, select: int | None = None, rebuild: bool = True) -> None:
-        """The spec changed: store it, mark the project changed, check it soon."""
+    def edited(
+        self, select: int | None = None, rebuild: bool = True, what: str = "", merge: object = None
+    ) -> None:
+        """The spec changed: store it, mark the project changed, check it soon, and
+        record the change as one undoable step called ``what`` (``merge``: a key that
+        joins it to the step before with the same key, e.g. keystrokes in one field)."""
         if rebuild:
             self._fill_layers(select)
         self.project_changed.emit()
         self.check_timer.start()
+        if what == "settings":
+            what, merge = "Change input and training settings", ("settings", self.index)
+        if self.spec is not None and self._project is not None and not self._restoring:
+            self._project.models[self.index].pop("template", None)  # edited: no more refits
+        self.record(what or "Edit model", merge)
 
     # ------------------------------------------------------------------ showing
     def _show_spec(self) -> None:

@@ -57,6 +57,8 @@ class ModelSettings(QGroupBox):
     changed = Signal()
     #: only what the spec is checked against changed (dataset, summary batch)
     recheck = Signal()
+    #: the chosen dataset's header was read (``data_info`` is its info)
+    data_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Input, training and summary", parent)
@@ -143,6 +145,7 @@ class ModelSettings(QGroupBox):
     def _info_read(self, key: object, info: object) -> None:
         if key == self.dataset.currentData() and isinstance(info, dict):
             self.data_info = info
+            self.data_changed.emit()
             self.recheck.emit()
 
     # ------------------------------------------------------------------ spec fields

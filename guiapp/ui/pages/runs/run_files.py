@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from guiapp.core.train.history import RunHistory
+from guiapp.core.train.history import END_EVENTS, RunHistory, feed_events_file
 from guiapp.core.train.runfolder import read_json_object
 
 
@@ -26,7 +26,14 @@ def read_run(path: str) -> dict[str, Any]:
         folds = sorted(folder.glob("fold-*/events.jsonl"))
         if folds:
             events = folds[-1]
-    history = RunHistory.from_events_file(events)
+    history = RunHistory()
+    segments = Segments()
+
+    def feed(event: dict[str, Any]) -> None:
+        history.feed(event)
+        segments.feed(event)
+
+    history.offset = feed_events_file(events, feed)
     trial = _best_trial(folder) or events.parent
     report = read_json_object(trial / "report.json") or dict(history.evaluation)
     config = read_json_object(trial / "config.json")
@@ -38,7 +45,85 @@ def read_run(path: str) -> dict[str, Any]:
         "config": config.get("config", {}),
         "dataset": config.get("dataset", {}),
         "status": history.status if history.events else "no events",
+        "duration_s": segments.total_s(),
+        "best": best_checkpoint(history),
     }
+
+
+class Segments:
+    """The wall time a run trained, over all its segments (a start, then each resume):
+    the union of [started, end] of each segment, so the gaps between a stop and its
+    resume do not count and parallel trials count once."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[float, float]] = []
+        self._open: tuple[float, float] | None = None
+
+    def feed(self, event: dict[str, Any]) -> None:
+        t = event.get("time")
+        if not isinstance(t, (int, float)):
+            return
+        kind = event.get("event")
+        if kind == "started":
+            self._close()
+            self._open = (float(t), float(t))
+        elif self._open is not None:
+            self._open = (self._open[0], max(self._open[1], float(t)))
+            if kind in END_EVENTS:
+                self._close()
+
+    def _close(self) -> None:
+        if self._open is not None:
+            self.spans.append(self._open)
+            self._open = None
+
+    def total_s(self) -> float | None:
+        spans = sorted([*self.spans, *([self._open] if self._open else [])])
+        if not spans:
+            return None
+        total, (a, b) = 0.0, spans[0]
+        for lo, hi in spans[1:]:
+            if lo > b:
+                total, a, b = total + (b - a), lo, hi
+            else:
+                b = max(b, hi)
+        return total + (b - a)
+
+
+def best_checkpoint(history: RunHistory) -> dict[str, Any] | None:
+    """The epoch ``best.keras`` holds (the first with the highest validation accuracy,
+    1-based) with its scores, and the last epoch's, for saying which one is exported."""
+    acc = history.epoch["val_accuracy"].view()
+    if not len(acc) or np.isnan(acc).all():
+        return None
+    at, last = int(np.nanargmax(acc)), len(acc) - 1
+    epochs = history.epoch_index.view()
+
+    def row(i: int) -> dict[str, Any]:
+        return {
+            "epoch": int(epochs[i]) + 1,
+            "val_accuracy": float(acc[i]),
+            "val_loss": float(history.epoch["val_loss"].view()[i]),
+        }
+
+    return {"best": row(at), "last": row(last)}
+
+
+def checkpoint_text(best: dict[str, Any] | None) -> str:
+    """``best.keras: epoch 2 (val accuracy 0.9120, loss 0.2411); the last epoch, 3: ...``."""
+    if not best:
+        return "best.keras (no validation scores recorded)"
+    b, last = best["best"], best["last"]
+    text = (
+        f"best.keras, the best epoch {b['epoch']} (val accuracy {b['val_accuracy']:.4f}, "
+        f"loss {b['val_loss']:.4f})"
+    )
+    if last["epoch"] != b["epoch"]:
+        text += (
+            f"; the last epoch {last['epoch']} scored val accuracy "
+            f"{last['val_accuracy']:.4f}, loss {last['val_loss']:.4f}"
+        )
+    return text
 
 
 def _best_trial(folder: Path) -> Path | None:

@@ -11,33 +11,49 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QFileDialog,
+    QComboBox,
     QHBoxLayout,
     QLabel,
-    QMessageBox,
     QPushButton,
     QSplitter,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
 from guiapp.core.project import Project
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.dialogs.predict_dialog import PredictDialog
-from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
+from guiapp.ui.jobs.cli_job import format_eta, format_rate
 from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.runs.confusion_view import ConfusionView
-from guiapp.ui.pages.runs.run_files import cell_rows, class_rows, predictions_file, read_run
+from guiapp.ui.pages.runs.run_export import RunExport
+from guiapp.ui.pages.runs.run_files import (
+    cell_rows,
+    checkpoint_text,
+    class_rows,
+    predictions_file,
+    read_run,
+)
+from guiapp.ui.widgets.layouts import column
+from guiapp.ui.widgets.outputs import (
+    open_folder,
+)
+from guiapp.ui.widgets.plot_legend import LINE, legend_html
 from guiapp.ui.widgets.tables import table
 
-COLORS = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189)]
+COLORS = [(80, 190, 255), (255, 150, 40), (90, 200, 90), (240, 80, 80), (180, 140, 230)]
+#: what the overlay of the selected runs shows: label, the history's epoch column
+METRICS = (
+    ("validation accuracy", "val_accuracy"),
+    ("validation loss", "val_loss"),
+    ("training loss", "loss"),
+    ("training accuracy", "accuracy"),
+)
 
 
-class RunsPage(Page):
+class RunsPage(RunExport, Page):
     title = "Runs"
     blurb = (
         "Compare runs: their learning curves, confusion matrices and per-class scores, "
@@ -64,17 +80,23 @@ class RunsPage(Page):
         self.open_button.clicked.connect(self.open_folder)
         self.export_button.clicked.connect(self.export_model)
         self.predict_button.clicked.connect(self.open_predict_dialog)
+        self.metric_combo = QComboBox()
+        for label, key in METRICS:
+            self.metric_combo.addItem(label, key)
+        self.metric_combo.setToolTip("What the curves of the selected runs show, per epoch")
+        self.metric_combo.currentIndexChanged.connect(self._selection_changed)
         buttons = QHBoxLayout()
         for b in (self.refresh_button, self.open_button, self.export_button, self.predict_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
+        buttons.addWidget(QLabel("Curves"))
+        buttons.addWidget(self.metric_combo)
         self.curves = pg.PlotWidget()
         self.curves.setLabel("bottom", "epoch")
         self.curves.setLabel("left", "validation accuracy")
         self.curves.showGrid(x=True, y=True, alpha=0.25)
         for axis in ("left", "bottom"):
             self.curves.getAxis(axis).enableAutoSIPrefix(False)
-        self.curves.addLegend(offset=(-8, -8), labelTextSize="8pt", brush=(20, 20, 20, 200))
         self.curves.setMinimumHeight(160)
         self.confusion = ConfusionView()
         self.confusion.cell_clicked.connect(self.open_cell)
@@ -83,16 +105,14 @@ class RunsPage(Page):
         self.summary.setWordWrap(True)
         evaluation = QSplitter(Qt.Orientation.Horizontal)
         evaluation.addWidget(self.confusion)
-        side = QWidget()
-        col = QVBoxLayout(side)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.addWidget(self.summary)
-        col.addWidget(self.report, 1)
-        evaluation.addWidget(side)
+        evaluation.addWidget(column(self.summary, self.report))
         evaluation.setSizes([440, 360])
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.table)
-        top.addWidget(self.curves)
+        self.curves_legend = QLabel()  # above the plot (wraps), never over a point
+        self.curves_legend.setWordWrap(True)
+        self.curves_legend.setTextFormat(Qt.TextFormat.RichText)
+        top.addWidget(column(self.curves_legend, self.curves))
         top.setSizes([520, 380])
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
@@ -154,7 +174,7 @@ class RunsPage(Page):
                 run.get("dataset", ""),
                 run.get("model", ""),
                 f"{best:.4f}" if best is not None else "",
-                format_eta(h.duration_s()) if h is not None else "",
+                format_eta(info.get("duration_s")) if h is not None else "",
                 format_rate(h.rows_per_s()) if h is not None else "",
             ]
             for c, text in enumerate(cells):
@@ -196,9 +216,18 @@ class RunsPage(Page):
         best = Path(info["path"]) / "best.keras" if info else None
         self.export_button.setEnabled(best is not None and best.exists())
         self.predict_button.setEnabled(best is not None and best.exists())
+        self.export_button.setToolTip(
+            f"Export {checkpoint_text(info.get('best'))}: keras, SavedModel or TFLite, "
+            "checked by reloading it"
+            if info
+            else "keras, SavedModel or TFLite, checked by reloading it"
+        )
 
     def _selection_changed(self) -> None:
         self.curves.clear()
+        label, key = METRICS[max(0, self.metric_combo.currentIndex())]
+        self.curves.setLabel("left", label)
+        legend = []
         for n, path in enumerate(self.selected_paths()):
             info = self.runs.get(path)
             if info is None:
@@ -207,15 +236,21 @@ class RunsPage(Page):
             color = COLORS[n % len(COLORS)]
             name = Path(path).name
             x = h.epoch_index.view() + 1
+            legend.append((name, color, LINE))
             self.curves.plot(
                 x,
-                h.epoch["val_accuracy"].view(),
+                h.epoch[key].view(),
                 pen=pg.mkPen(color, width=2),
                 symbol="o",
                 symbolSize=6,
                 symbolBrush=color,
                 name=name,
             )
+        self.curves_legend.setText(legend_html(legend))
+        epochs = max((len(self.runs[p]["history"].epoch_index) for p in self.selected_paths()
+                      if p in self.runs), default=1)  # fmt: skip
+        step = max(1, -(-epochs // 10))
+        self.curves.getAxis("bottom").setTickSpacing(step, step)  # whole epochs
         self._show_evaluation(self.current())
         self._update_buttons()
 
@@ -286,36 +321,7 @@ class RunsPage(Page):
     def open_folder(self) -> None:
         info = self.current()
         if info is not None:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(info["path"]))
-
-    def export_model(self) -> CliJob | None:
-        """``guiapp export`` as a job: the format follows the name (.keras, .tflite, or a
-        SavedModel folder); the job reloads the export and compares its predictions."""
-        info = self.current()
-        if info is None:
-            return None
-        start = str(Path.home() / f"{Path(info['path']).name}.keras")
-        target, chosen = QFileDialog.getSaveFileName(
-            self,
-            "Export model",
-            start,
-            "Keras model (*.keras);;TensorFlow Lite (*.tflite);;SavedModel folder (*)",
-        )
-        if not target:
-            return None
-        fmt = {".keras": "keras", ".tflite": "tflite"}.get(Path(target).suffix, "savedmodel")
-        args = [info["path"], "--format", fmt, "--out", target]
-        job = CliJob(f"export {Path(target).name}", "export", args, events=False)
-        job.finished.connect(lambda ok, msg, job=job: self._exported(ok, msg, job))
-        self.job_started.emit(job)
-        job.start()
-        return job
-
-    def _exported(self, ok: bool, message: str, job: CliJob) -> None:
-        if not ok:
-            QMessageBox.warning(self, "Export model", message)
-            return
-        self.summary.setText(f"Exported and checked: {job.output.strip()[:400]}")
+            open_folder(self, info["path"])
 
     def open_predict_dialog(self) -> PredictDialog:
         info = self.current()

@@ -43,6 +43,17 @@ def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text.strip()).strip("-.") or "run"
 
 
+def check_fits(cfg: TrainConfig) -> None:
+    """The checks ``guiapp train`` makes before it starts (the model against the dataset:
+    input shape, dtype, classes; the dataset ready), so a mismatch is said at Start, not
+    seconds later by a failed run. Reads the dataset's header only."""
+    from guiapp.core.train import preflight
+
+    with Dataset(cfg.data) as ds:
+        preflight.check_model_against_data(cfg.model, ds)
+        preflight.check_augment_fits(cfg, ds)
+
+
 class TrainingForm(QGroupBox):
     """The form on the left of the Training page."""
 
@@ -149,7 +160,10 @@ class TrainingForm(QGroupBox):
         kind, value = self.model.currentData()
         if kind == "template":
             with Dataset(str(self.dataset.currentData())) as ds:
-                return dict(fit_template(value, ds.sample_shape, ds.num_classes))
+                try:
+                    return dict(fit_template(value, ds.sample_shape, ds.num_classes))
+                except (UserError, ValueError, KeyError) as exc:
+                    raise UserError(f"template {value} cannot fit {ds.path}: {exc}") from None
         return dict(project.models[value]["spec"])
 
     def run_name(self) -> str:
@@ -190,4 +204,5 @@ class TrainingForm(QGroupBox):
         problems = spec.check()
         if problems:
             raise UserError("; ".join(problems))
+        check_fits(base)
         return spec

@@ -2,20 +2,26 @@
 
 Curves are created once; a ~10 Hz timer copies the :class:`RunHistory` arrays into them
 with ``setData`` only when new points arrived, with clip-to-view and peak downsampling so
-10^6 points stay smooth (the pyqtgraph way, STYLE.md).
+10^6 points stay smooth (the pyqtgraph way, STYLE.md). The smoothed batch curve is a
+centred mean of a few logged batches (:func:`centred_mean`): it follows the raw curve
+without the lag of a long moving average. Legends are a line above each plot, never a box
+over the points.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QGridLayout, QWidget
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from guiapp.core.train.history import RunHistory
+from guiapp.ui.widgets.plot_legend import DOT, LINE, SQUARE, legend_html
 
 REFRESH_MS = 100
-TRAIN, VAL, RAW = (31, 119, 180), (255, 127, 14), (31, 119, 180, 60)
+# on pyqtgraph's black background: a light raw curve, a bright smoothed one
+TRAIN, VAL, RAW = (80, 190, 255), (255, 150, 40), (150, 175, 210, 170)
+SMOOTH_HALF = 5  # the smoothed curve averages up to 5 logged batches either side
 BANDS = ((0.05, "5%: moderate"), (0.20, "20%: input-bound"))
 
 
@@ -31,8 +37,26 @@ def make_plot(grid: QGridLayout, row: int, col: int, left: str) -> pg.PlotItem:
     plot.setDownsampling(auto=True, mode="peak")
     for axis in ("left", "bottom"):
         plot.getAxis(axis).enableAutoSIPrefix(False)
-    plot.addLegend(offset=(-8, 8), labelTextSize="8pt", brush=(20, 20, 20, 200))
     return plot
+
+
+def centred_mean(y: np.ndarray, half: int = SMOOTH_HALF) -> np.ndarray:
+    """The mean of ``y`` over a window of up to ``half`` points either side, narrowed
+    symmetrically at the ends (so the last point is not pulled towards old values);
+    NaNs (a metric a batch did not log) are left out of each mean."""
+    n = len(y)
+    if n == 0:
+        return np.asarray(y, np.float64)
+    finite = np.isfinite(y)
+    sums = np.concatenate(([0.0], np.cumsum(np.where(finite, y, 0.0))))
+    counts = np.concatenate(([0], np.cumsum(finite)))
+    i = np.arange(n)
+    h = np.minimum(half, np.minimum(i, n - 1 - i))
+    lo, hi = i - h, i + h + 1
+    c = counts[hi] - counts[lo]
+    out = (sums[hi] - sums[lo]) / np.maximum(c, 1)
+    out[c == 0] = np.nan
+    return out
 
 
 def curve(plot: pg.PlotItem, name: str, color: tuple[int, ...], **kw: object) -> pg.PlotDataItem:
@@ -48,20 +72,33 @@ class TrainingPlots(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(2)
-        self.loss_plot = make_plot(grid, 0, 0, "loss")
-        self.acc_plot = make_plot(grid, 0, 1, "accuracy")
-        self.rate_plot = make_plot(grid, 1, 0, "rows/s")
-        self.wait_plot = make_plot(grid, 1, 1, "input wait (fraction)")
+        self.legend = QLabel()  # one line above the loss and accuracy plots, over no point
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        grid.addWidget(self.legend, 0, 0, 1, 2)
+        self.loss_plot = make_plot(grid, 1, 0, "loss")
+        self.acc_plot = make_plot(grid, 1, 1, "accuracy")
+        self.rate_plot = make_plot(grid, 2, 0, "rows/s")
+        self.wait_plot = make_plot(grid, 2, 1, "input wait (fraction)")
         self.curves: dict[str, pg.PlotDataItem] = {}
         for key, plot in (("loss", self.loss_plot), ("accuracy", self.acc_plot)):
             self.curves[f"{key}_raw"] = curve(plot, "batch", RAW, width=1)
-            self.curves[f"{key}_smooth"] = curve(plot, "batch (smoothed)", TRAIN)
+            self.curves[f"{key}_smooth"] = curve(plot, "batch (smoothed)", TRAIN, width=2)
             self.curves[f"{key}_epoch"] = curve(
                 plot, "epoch: train", TRAIN, symbol="o", symbolSize=6, symbolBrush=TRAIN
             )
             self.curves[f"val_{key}_epoch"] = curve(
                 plot, "epoch: validation", VAL, symbol="s", symbolSize=6, symbolBrush=VAL
             )
+        self.legend.setText(
+            legend_html(
+                [
+                    ("batch", RAW, LINE),
+                    (f"smoothed (mean of {2 * SMOOTH_HALF + 1} logged batches)", TRAIN, LINE),
+                    ("epoch: train", TRAIN, DOT),
+                    ("epoch: validation", VAL, SQUARE),
+                ]
+            )
+        )
         self.curves["rows_per_s"] = curve(self.rate_plot, "rows/s", TRAIN)
         self.curves["input_wait"] = curve(self.wait_plot, "input wait", TRAIN)
         self.wait_plot.setYRange(0, 0.3)
@@ -103,7 +140,8 @@ class TrainingPlots(QWidget):
         ex = h.epoch_step.view()
         for key in ("loss", "accuracy"):
             self.curves[f"{key}_raw"].setData(x, h.batch[key].view(), skipFiniteCheck=True)
-            self.curves[f"{key}_smooth"].setData(x, h.smooth[key].view(), skipFiniteCheck=True)
+            smooth = centred_mean(h.batch[key].view())
+            self.curves[f"{key}_smooth"].setData(x, smooth, skipFiniteCheck=True)
             self.curves[f"{key}_epoch"].setData(ex, h.epoch[key].view(), skipFiniteCheck=True)
             self.curves[f"val_{key}_epoch"].setData(
                 ex, h.epoch[f"val_{key}"].view(), skipFiniteCheck=True

@@ -1,0 +1,71 @@
+"""The Runs page's Export model: ``guiapp export`` of a run's ``best.keras`` as a job,
+into the one remembered export folder, saying which checkpoint (epoch, scores) it holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox
+
+from guiapp.ui.jobs.cli_job import CliJob
+from guiapp.ui.pages.runs.run_files import checkpoint_text
+from guiapp.ui.widgets.outputs import (
+    export_folder,
+    output_path_problem,
+    remember_export,
+    show_status,
+)
+
+
+class RunExport:
+    """Mixed into the Runs page: uses its ``current()``, ``summary`` and ``job_started``."""
+
+    summary: QLabel
+
+    def current(self) -> dict[str, Any] | None: ...
+
+    def export_model(self) -> CliJob | None:
+        """``guiapp export`` as a job: the format follows the name (.keras, .tflite, or a
+        SavedModel folder); the job reloads the export and compares its predictions."""
+        info = self.current()
+        if info is None:
+            return None
+        start = str(export_folder() / f"{Path(info['path']).name}.keras")
+        target, chosen = QFileDialog.getSaveFileName(
+            self,  # type: ignore[arg-type]
+            "Export model",
+            start,
+            "Keras model (*.keras);;TensorFlow Lite (*.tflite);;SavedModel folder (*)",
+        )
+        return self.export_to(target) if target else None
+
+    def export_to(self, target: str) -> CliJob | None:
+        """Export the selected run's ``best.keras`` to ``target`` as a job; when it ends,
+        the status bar names the file and which checkpoint (epoch, scores) it holds."""
+        info = self.current()
+        if info is None:
+            return None
+        problem = output_path_problem(target, "Export")
+        if problem:
+            QMessageBox.warning(self, "Export model", problem)
+            return None
+        remember_export(target)
+        fmt = {".keras": "keras", ".tflite": "tflite"}.get(Path(target).suffix, "savedmodel")
+        args = [info["path"], "--format", fmt, "--out", target]
+        job = CliJob(f"export {Path(target).name}", "export", args, events=False)
+        what = checkpoint_text(info.get("best"))
+        job.finished.connect(
+            lambda ok, msg, job=job, t=target, w=what: self._exported(ok, msg, job, t, w)
+        )
+        self.job_started.emit(job)
+        job.start()
+        return job
+
+    def _exported(self, ok: bool, message: str, job: CliJob, target: str, what: str) -> None:
+        if not ok:
+            QMessageBox.warning(self, "Export model", message)
+            return
+        text = f"Exported {what} to {target}, reloaded and checked"
+        self.summary.setText(f"{text}. {job.output.strip()[:300]}")
+        show_status(self, text)
