@@ -63,7 +63,9 @@ def training_progress(started: dict[str, Any], batch: dict[str, Any]) -> tuple[i
     """(steps done, steps in all) of a run from its ``started`` and latest ``batch`` events."""
     epochs, steps = started.get("epochs"), batch.get("steps") or started.get("steps_per_epoch")
     epoch, step = batch.get("epoch"), batch.get("step")
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (epochs, steps, epoch, step)):
+    if not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in (epochs, steps, epoch, step)
+    ):
         return None
     assert isinstance(epochs, int) and isinstance(steps, int)
     assert isinstance(epoch, int) and isinstance(step, int)

@@ -32,6 +32,11 @@ FLAG_WORDS: tuple[tuple[str, str], ...] = (
     (r"[Pp]ass --resume", "press Resume in the Jobs panel"),
     (r"(pass|use) --overwrite", "tick “Replace an existing dataset at this path”"),
     (r"pass --length (\d+)", r"set Length to \1 in the Import dialog"),
+    (
+        r"[Pp]ass --data-field NAME or a 0-based column number",
+        "set “Data field” in the Import dialog to the column's name or 0-based number",
+    ),
+    (r"[Pp]ass --label-field NAME", "set “Label field” in the Import dialog"),
     (r"pass --labels LABELS\.csv", "choose a labels file in the Import dialog"),
     (r"pass --dtype", "choose a Dtype in the Import dialog"),
     (r"[Pp]ass --x-key/--y-key", "name the data and label arrays in the Import dialog"),

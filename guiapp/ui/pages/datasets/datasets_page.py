@@ -1,7 +1,11 @@
 """The Datasets page: the project's datasets, and the jobs that make, import and check them.
 
 Dataset headers are read with ``Dataset(path).info()`` on a worker thread; generation,
-import and check run as :class:`CliJob` child processes listed in the Jobs panel.
+import and check run as :class:`CliJob` child processes listed in the Jobs panel. A
+dataset joins the project as soon as its job wrote anything, so a stopped or half-made
+one is listed ("unfinished") with a Resume button that reruns its recorded command
+(``project.recipes``, kind ``dataset_job``) with ``--resume``. A check's result is kept in
+``project.ui["checks"]`` while the dataset's index file is unchanged.
 """
 
 from __future__ import annotations
@@ -60,12 +64,14 @@ class DatasetsPage(Page):
         self.generate_button = QPushButton("Generate…")
         self.import_button = QPushButton("Import…")
         self.check_button = QPushButton("Check")
+        self.resume_button = QPushButton("Resume")
         self.locate_button = QPushButton("Locate…")
         self.remove_button = QPushButton("Remove")
         self.add_button.setToolTip("Add a dataset file (NAME.h5) that already exists")
         self.generate_button.setToolTip("Make a new dataset with a built-in or your own generator")
         self.import_button.setToolTip("Bring .npy/.npz/CSV/TSV/JSON-lines data into a new dataset")
         self.check_button.setToolTip("Validate the selected dataset (guiapp check)")
+        self.resume_button.setToolTip("Finish the selected unfinished dataset where it stopped")
         self.locate_button.setToolTip("Point the selected dataset at the file's new place")
         self.remove_button.setToolTip("Remove the selected dataset from the project (files stay)")
         for button, slot in (
@@ -73,6 +79,7 @@ class DatasetsPage(Page):
             (self.generate_button, self.open_generate_dialog),
             (self.import_button, self.open_import_dialog),
             (self.check_button, self.check_selected),
+            (self.resume_button, self.resume_selected),
             (self.locate_button, self.locate_selected),
             (self.remove_button, self.remove_selected),
         ):
@@ -114,6 +121,11 @@ class DatasetsPage(Page):
         self.info.clear()
         self.errors.clear()
         self.checks.clear()
+        saved = project.ui.get("checks")
+        for ref in project.datasets if isinstance(saved, dict) else []:
+            entry = saved.get(project.relativize(ref.path))
+            if isinstance(entry, dict) and entry.get("mtime") == _mtime(ref.path):
+                self.checks[str(ref.path)] = str(entry.get("status", ""))
         self.refresh()
 
     def project_updated(self) -> None:
@@ -204,6 +216,7 @@ class DatasetsPage(Page):
     def _update_buttons(self) -> None:
         ref = self.selected_ref()
         self.check_button.setEnabled(ref is not None and ref.path.exists())
+        self.resume_button.setEnabled(ref is not None and self._resumable(ref) is not None)
         self.locate_button.setEnabled(ref is not None)
         self.remove_button.setEnabled(ref is not None)
 
@@ -269,15 +282,55 @@ class DatasetsPage(Page):
         return dialog
 
     def start_dataset_job(self, job: CliJob, out: Path) -> None:
-        """Run a job that writes ``out``; when it finishes, the dataset joins the project."""
+        """Run a job that writes ``out``; when it ends with anything written (finished,
+        stopped, failed midway), the dataset joins the project; its command is recorded
+        so that an unfinished one can be resumed, after a reopen too."""
         job.working_dir = str(self.project.folder)
         job.finished.connect(lambda ok, _msg, out=out: self._dataset_job_done(ok, Path(out)))
+        args = [a for a in job.args if a not in ("--resume", "--overwrite")]
+        recipe = {"kind": "dataset_job", "path": str(Path(out).absolute()), "name": job.name}
+        recipe.update(command=job.command, args=args)
+        self.project.recipes[:] = [
+            r for r in self.project.recipes if r.get("path") != recipe["path"]
+        ] + [recipe]
         self.job_started.emit(job)
         job.start()
 
     def _dataset_job_done(self, ok: bool, out: Path) -> None:
-        if ok:
+        if ok or out.exists():
             self.add_dataset(out)
+
+    def _resumable(self, ref: DatasetRef) -> dict[str, Any] | None:
+        """The recorded job of an unfinished dataset (None when complete or unknown)."""
+        info = self.info.get(str(ref.path))
+        if info is None or info.get("complete", True):
+            return None
+        return next(
+            (
+                r
+                for r in self.project.recipes
+                if r.get("kind") == "dataset_job"
+                and r.get("path") == str(ref.path)
+                and isinstance(r.get("args"), list)
+            ),
+            None,
+        )
+
+    def resume_selected(self) -> CliJob | None:
+        """Resume the selected unfinished dataset's job where it stopped."""
+        ref = self.selected_ref()
+        recipe = self._resumable(ref) if ref is not None else None
+        if ref is None or recipe is None:
+            return None
+        job = CliJob(
+            str(recipe.get("name") or f"resume {ref.name}"),
+            str(recipe["command"]),
+            [*map(str, recipe["args"]), "--resume"],
+            resumable=True,
+        )
+        self.forget(ref.path)
+        self.start_dataset_job(job, ref.path)
+        return job
 
     def check_selected(self) -> CliJob | None:
         ref = self.selected_ref()
@@ -300,8 +353,25 @@ class DatasetsPage(Page):
         if isinstance(report, dict):
             problems = report.get("problems") or []
             self.checks[key] = "checked OK" if report.get("ok") else f"{len(problems)} problem(s)"
+            self._keep_check(key)
             if problems:
                 QMessageBox.warning(self, "Dataset check", "\n".join(map(str, problems[:20])))
         else:
             self.checks[key] = f"check failed: {job.message}"
         self._fill_table()
+
+    def _keep_check(self, key: str) -> None:
+        """Keep the check's result in the project while the index file stays as it is."""
+        checks = self.project.ui.setdefault("checks", {})
+        checks[self.project.relativize(key)] = {
+            "status": self.checks[key],
+            "mtime": _mtime(Path(key)),
+        }
+        self.project_changed.emit()
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
