@@ -11,8 +11,8 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
-from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
-from PySide6.QtWidgets import QMessageBox  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QSettings, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
 from guiapp.ui.refcount_guard import guard_singletons  # noqa: E402
 
@@ -83,6 +83,31 @@ def write_dataset(
 def make_dataset() -> Any:
     """``make_dataset(path, rows, shape=(8, 8), classes=3)``: see :func:`write_dataset`."""
     return write_dataset
+
+
+def _answer_modal(button_text: str, seen: list[dict[str, str]], wait_for: Any = None) -> None:
+    """From a timer: find the modal QMessageBox, note its wording, press ``button_text``
+    (once ``wait_for()`` holds, when given)."""
+
+    def look() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox) or (wait_for is not None and not wait_for()):
+            QTimer.singleShot(50, look)
+            return
+        seen.append({"title": box.windowTitle(), "text": box.text(), "info": box.informativeText()})
+        for button in box.buttons():
+            if button.text().replace("&", "") == button_text:
+                button.click()
+                return
+        raise AssertionError(f"no {button_text!r} in {[b.text() for b in box.buttons()]}")
+
+    QTimer.singleShot(50, look)
+
+
+@pytest.fixture
+def modal() -> Any:
+    """``modal(button_text, seen, wait_for=None)``: answer the next real QMessageBox."""
+    return _answer_modal
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

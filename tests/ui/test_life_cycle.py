@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QMessageBox
 
 from guiapp.core.project import DatasetRef, Project
 from guiapp.core.store import Dataset
@@ -40,27 +39,8 @@ def new_project(tmp_path: Path, datasets: list[Path] = ()) -> Path:  # type: ign
     return tmp_path / "p.gproj"
 
 
-def answer_modal(button_text: str, seen: list[dict[str, str]], wait_for: Any = None) -> None:
-    """From a timer: find the modal QMessageBox, note its wording, press ``button_text``
-    (once ``wait_for()`` holds, when given)."""
-
-    def look() -> None:
-        box = QApplication.activeModalWidget()
-        if not isinstance(box, QMessageBox) or (wait_for is not None and not wait_for()):
-            QTimer.singleShot(50, look)
-            return
-        seen.append({"title": box.windowTitle(), "text": box.text(), "info": box.informativeText()})
-        for button in box.buttons():
-            if button.text().replace("&", "") == button_text:
-                button.click()
-                return
-        raise AssertionError(f"no {button_text!r} in {[b.text() for b in box.buttons()]}")
-
-    QTimer.singleShot(50, look)
-
-
 def test_quit_with_a_generation_running_asks_once_waits_for_stopped_and_resumes_after_reopen(
-    qtbot, tmp_path: Path, dialogs
+    qtbot, tmp_path: Path, dialogs, modal
 ) -> None:
     window = open_window(qtbot, new_project(tmp_path))
     out = tmp_path / "data" / "big.h5"
@@ -70,7 +50,7 @@ def test_quit_with_a_generation_running_asks_once_waits_for_stopped_and_resumes_
     window.set_modified(True)
 
     seen: list[dict[str, str]] = []
-    answer_modal(STOP_AND_QUIT, seen)
+    modal(STOP_AND_QUIT, seen)
     dialogs.answer = QMessageBox.StandardButton.Save
     window.close()
     qtbot.waitUntil(lambda: not window.isVisible(), timeout=LONG)
@@ -97,7 +77,9 @@ def test_quit_with_a_generation_running_asks_once_waits_for_stopped_and_resumes_
     assert resumed.status == "stopped"
 
 
-def test_a_job_that_ends_while_the_quit_dialog_is_up_still_quits(qtbot, tmp_path: Path) -> None:
+def test_a_job_that_ends_while_the_quit_dialog_is_up_still_quits(
+    qtbot, tmp_path: Path, modal
+) -> None:
     window = open_window(qtbot, new_project(tmp_path))
     out = tmp_path / "small.h5"
     job = CliJob("generate small", "generate", [str(out), "--n", "30000"], resumable=True)
@@ -105,7 +87,7 @@ def test_a_job_that_ends_while_the_quit_dialog_is_up_still_quits(qtbot, tmp_path
     job.start()
     qtbot.waitUntil(lambda: job.last_event.get("event") == "started", timeout=LONG)
     seen: list[dict[str, str]] = []
-    answer_modal(STOP_AND_QUIT, seen, wait_for=lambda: not job.is_running())
+    modal(STOP_AND_QUIT, seen, wait_for=lambda: not job.is_running())
     window.close()
     qtbot.waitUntil(lambda: not window.isVisible(), timeout=LONG)
     assert len(seen) == 1 and job.status == "finished"
