@@ -98,6 +98,7 @@ class CloseGuard:
         trains = training is not None and training.is_running()
         box = QMessageBox(self)  # type: ignore[call-overload]
         box.setObjectName("quit_dialog")
+        box.setStyleSheet("QLabel#qt_msgbox_informativelabel { min-width: 460px; }")
         box.setIcon(QMessageBox.Icon.Question)
         box.setWindowTitle("Jobs are running")
         count = f"{len(names)} job is" if len(names) == 1 else f"{len(names)} jobs are"

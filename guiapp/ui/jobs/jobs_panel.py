@@ -98,8 +98,8 @@ class JobRow:
     def on_status(self, status: str) -> None:
         job = self.job
         text = STATUS_TEXT.get(status, status)
-        if status in ("failed", "stopped") and job.message and job.message != "stopped":
-            text = f"{text}: {job.message}"
+        if status == "stopped" and job.message and job.message != "stopped":
+            text = f"{text}: {job.message}"  # failures: the error panel and the tooltip
         self.set_text(JobsPanel.STATUS, text, job.message or text)
         running = status == "running"
         self.cancel_button.setEnabled(running)
