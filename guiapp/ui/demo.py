@@ -125,7 +125,11 @@ class DemoBuilder(QObject):
                 window._save_to(project.path)  # type: ignore[attr-defined]
             self.done.emit(True)
 
+    def _say(self, text: str) -> None:
+        self.window.statusBar().showMessage(f"Demo project, first start: {text}", 120_000)  # type: ignore[attr-defined]
+
     def _generate(self, project: Project) -> None:
+        self._say("1 of 2, generating a small dataset (progress in the Jobs panel)…")
         data = self._dataset(project)
         args = [str(data), "--n", str(_env_int("GUIAPP_DEMO_ROWS", ROWS)), "--seed", "1"]
         args += ["--resume"] if data.exists() else []
@@ -136,6 +140,7 @@ class DemoBuilder(QObject):
         datasets.start_dataset_job(job, data)
 
     def _train(self) -> None:
+        self._say("2 of 2, training a short run of a small CNN (progress in the Jobs panel)…")
         training = self.window.page("Training")  # type: ignore[attr-defined]
         form = training.form
         form.fill(self.window.project)  # type: ignore[attr-defined]

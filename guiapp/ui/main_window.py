@@ -86,7 +86,7 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
 
         self.path_label = QLabel()
         self.path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.statusBar().addPermanentWidget(self.path_label, 1)
+        self.statusBar().addPermanentWidget(self.path_label)  # messages get the room left of it
 
         self._build_menus()
         self.resize(1100, 720)
