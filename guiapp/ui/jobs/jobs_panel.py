@@ -152,11 +152,10 @@ class JobsPanel(QDockWidget):
         bar.addWidget(self.clear_button)
         body = QWidget()
         column = QVBoxLayout(body)
-        column.setContentsMargins(4, 2, 4, 2)
-        column.setSpacing(4)
-        column.addWidget(self.error_panel)
-        column.addWidget(self.table, 1)
+        for widget, stretch in ((self.error_panel, 0), (self.table, 1)):
+            column.addWidget(widget, stretch)
         column.addLayout(bar)
+        column.setContentsMargins(4, 2, 4, 2)
         self.setWidget(body)
         self.rows: list[JobRow] = []
         self.failed_job: CliJob | None = None
