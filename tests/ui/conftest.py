@@ -14,8 +14,10 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
+from guiapp.ui.close_guard import CloseGuard  # noqa: E402
 from guiapp.ui.refcount_guard import guard_singletons  # noqa: E402
 
+REAL_ASK_ABOUT_JOBS = CloseGuard._ask_about_jobs
 guard_singletons()  # qtbot.waitUntil calls processEvents(), which leaks None refs on 3.11
 
 
@@ -55,6 +57,14 @@ def dialogs(monkeypatch: pytest.MonkeyPatch) -> Dialogs:
 
     for kind in ("warning", "critical", "information", "question", "about"):
         monkeypatch.setattr(QMessageBox, kind, fake(kind))
+
+    def ask_about_jobs(_window: object, names: list[str]) -> str:
+        """The quit question (a real QMessageBox, see ``modal``): Yes stops, No leaves."""
+        record.shown.append(("question", "Jobs are running", "\n".join(names)))
+        answers = {QMessageBox.StandardButton.Yes: "stop", QMessageBox.StandardButton.No: "leave"}
+        return answers.get(record.answer, "")
+
+    monkeypatch.setattr(CloseGuard, "_ask_about_jobs", ask_about_jobs)
     return record
 
 
@@ -105,8 +115,10 @@ def _answer_modal(button_text: str, seen: list[dict[str, str]], wait_for: Any = 
 
 
 @pytest.fixture
-def modal() -> Any:
-    """``modal(button_text, seen, wait_for=None)``: answer the next real QMessageBox."""
+def modal(dialogs: Dialogs, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``modal(button_text, seen, wait_for=None)``: answer the next real QMessageBox; the
+    quit question is the real one in a test that asks for this fixture."""
+    monkeypatch.setattr(CloseGuard, "_ask_about_jobs", REAL_ASK_ABOUT_JOBS)
     return _answer_modal
 
 
