@@ -54,3 +54,18 @@ def test_first_start_makes_a_dataset_and_a_run_in_the_data_folder_with_progress(
     again = MainWindow(open_demo())
     qtbot.addWidget(again)
     assert not start_demo_build(again)  # made once
+
+
+def test_run_gui_demo_smoke_makes_the_project_in_the_data_folder_only(
+    qapp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make run` is `guiapp --demo`: the project goes to GUIAPP_DATA_DIR, not the checkout."""
+    from guiapp.ui.app import run_gui
+
+    monkeypatch.setenv("GUIAPP_DATA_DIR", str(tmp_path / "share"))
+    template = TEMPLATE.read_bytes()
+    assert run_gui(["--smoke", str(tmp_path / "demo.png"), "--demo"]) == 0
+    assert (tmp_path / "demo.png").stat().st_size > 0
+    assert Project.load(tmp_path / "share" / "demo" / "demo.gproj").name == "Demo"
+    assert TEMPLATE.read_bytes() == template
+    assert "DEMO   := --demo" in (TEMPLATE.parents[2] / "Makefile").read_text()
