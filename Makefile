@@ -5,7 +5,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # TensorFlow build: cpu (default) or gpu (CUDA). Never both in one environment.
 TF     ?= cpu
-DEMO   := resources/demo/demo.gproj
+# The demo project lives in the user's data folder ($XDG_DATA_HOME/guiapp/demo, or
+# $GUIAPP_DATA_DIR/demo), never in the checkout; the first start fills it in the background.
+DEMO   := --demo
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 

@@ -244,3 +244,18 @@ def test_project_module_imports_no_qt() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ui_state_round_trips_and_a_bad_one_is_refused(tmp_path: Path) -> None:
+    """What the window shows again on reopen (checks, forms, jobs) is kept in the file."""
+    p = Project.new(tmp_path / "u.gproj", "U")
+    p.ui = {"checks": {"data/d.h5": {"status": "checked OK", "mtime": 1.5}}, "jobs": [{"n": 1}]}
+    p.save()
+    assert Project.load(tmp_path / "u.gproj").ui == p.ui
+    bad = tmp_path / "bad.gproj"
+    bad.write_text('{"schema_version": 1, "name": "x", "ui": []}')
+    with pytest.raises(ProjectError, match="ui must be an object"):
+        Project.load(bad)
+    old = tmp_path / "old.gproj"
+    old.write_text('{"schema_version": 1, "name": "x"}')
+    assert Project.load(old).ui == {}

@@ -5,8 +5,11 @@ A project file is JSON::
     {"schema_version": 1, "name": "Demo",
      "datasets": [{"name": "digits", "path": "data/digits.h5"}],
      "recipes": [...], "models": [...], "training": [...],
-     "runs": [{"path": "runs/2024-01-01_cnn", ...}]}
+     "runs": [{"path": "runs/2024-01-01_cnn", ...}],
+     "ui": {"checks": {...}, "forms": {...}, "jobs": [...]}}
 
+``ui`` is what the window shows and should show again on reopen (datasets checked OK,
+the Training form's values, the Jobs panel's history); it is optional, any JSON object.
 Dataset and run paths are stored relative to the project file's folder and held
 absolute in memory. Older files are upgraded in memory through explicit
 ``@migrator(from, to)`` steps; a newer, unreadable or malformed file raises
@@ -130,6 +133,7 @@ class Project:
     models: list[JsonDict] = field(default_factory=list)
     training: list[JsonDict] = field(default_factory=list)
     runs: list[JsonDict] = field(default_factory=list)
+    ui: JsonDict = field(default_factory=dict)
     migrated_from: int | None = field(default=None, compare=False)
 
     # ------------------------------------------------------------------ construction
@@ -212,6 +216,10 @@ class Project:
         project.recipes = [dict(d) for d in data.get("recipes", [])]
         project.models = [dict(d) for d in data.get("models", [])]
         project.training = [dict(d) for d in data.get("training", [])]
+        ui = data.get("ui", {})
+        if not isinstance(ui, dict):
+            raise _structure(path, f"ui must be an object, got a {_kind(ui)}")
+        project.ui = dict(ui)
         return project
 
     # ------------------------------------------------------------------ paths
@@ -250,6 +258,7 @@ class Project:
             "models": self.models,
             "training": self.training,
             "runs": [{**r, "path": self.relativize(r["path"])} for r in self.runs],
+            "ui": self.ui,
         }
 
     def save(self, path: str | os.PathLike[str] | None = None) -> Path:

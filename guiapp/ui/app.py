@@ -30,6 +30,12 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="drive a demo project through every page, save one PNG per page to DIR, exit",
     )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="open the demo project in your data folder (made there, with a small dataset "
+        "and a short training run, on first start)",
+    )
     parser.add_argument("--theme", choices=THEMES, help="colour theme (default: last used)")
     return parser
 
@@ -61,7 +67,15 @@ def run_gui(argv: list[str]) -> int:
 
     project: Project | None = None
     error: ProjectError | None = None
-    if args.project is not None:
+    if args.demo and args.project is None:
+        from guiapp.ui.demo import open_demo
+
+        try:
+            project = open_demo()
+        except (ProjectError, OSError) as exc:
+            print(f"guiapp: the demo project cannot be made: {exc}", file=sys.stderr)
+            return 2
+    elif args.project is not None:
         try:
             project = Project.load(args.project)
         except ProjectError as exc:
@@ -76,9 +90,23 @@ def run_gui(argv: list[str]) -> int:
         return _smoke(app, window, args.smoke)
     if project is not None:
         window.remember_recent(project.path)
+    if args.demo and project is not None:
+        start_demo_build(window)
     if error is not None:
         QMessageBox.warning(window, "Cannot open project", str(error))
     return app.exec()
+
+
+def start_demo_build(window: MainWindow) -> bool:
+    """Fill the demo project in the background if it is not complete yet; True if started."""
+    from guiapp.ui.demo import DemoBuilder
+
+    builder = DemoBuilder(window)
+    if not builder.needed():
+        return False
+    window.demo = builder
+    builder.start()
+    return True
 
 
 def _smoke(app: QApplication, window: MainWindow, png: Path) -> int:

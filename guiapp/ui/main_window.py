@@ -28,6 +28,7 @@ from guiapp.ui.close_guard import CloseGuard
 from guiapp.ui.jobs.jobs_panel import JobsPanel
 from guiapp.ui.main_menus import MainMenus
 from guiapp.ui.pages import PAGE_TYPES, Page
+from guiapp.ui.widgets.form_state import form_values, set_form_values
 
 UNTITLED = "Untitled"
 FILE_FILTER = f"guiapp projects (*{SUFFIX});;All files (*)"
@@ -35,6 +36,8 @@ FILE_FILTER = f"guiapp projects (*{SUFFIX});;All files (*)"
 
 class MainWindow(MainMenus, CloseGuard, QMainWindow):
     """The workbench window for one open :class:`Project` at a time."""
+
+    demo: object = None  # the demo's first-start builder (:mod:`guiapp.ui.demo`), if any
 
     def __init__(self, project: Project | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -79,11 +82,11 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
                 page.run_ended.connect(self._run_ended)
             if hasattr(page, "open_run"):  # the Experiments page opens a trial in Runs
                 page.open_run.connect(self.open_run)
-        self._closing_after_training = False
+        self._shown_project: Project | None = None
 
         self.path_label = QLabel()
         self.path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.statusBar().addPermanentWidget(self.path_label, 1)
+        self.statusBar().addPermanentWidget(self.path_label)  # messages get the room left of it
 
         self._build_menus()
         self.resize(1100, 720)
@@ -153,9 +156,20 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         self.setWindowTitle(f"{self.project.name}{star} — guiapp")
 
     def set_project(self, project: Project) -> None:
-        """Show ``project``; a project upgraded from an older schema counts as changed."""
+        """Show ``project``; a project upgraded from an older schema counts as changed.
+
+        What the project kept of the window (the Jobs panel's history, the forms'
+        values) is shown again; running jobs of the previous project stay listed.
+        """
         self.project = project
+        fresh = project is not self._shown_project
+        self._shown_project = project
+        if fresh:
+            self.jobs_panel.clear_finished()
+            self.jobs_panel.restore(project.ui.get("jobs"))
         self._show_project()
+        if fresh:
+            self._restore_forms()
         if project.migrated_from is not None:
             self.set_modified(True)
             self.statusBar().showMessage(
@@ -170,6 +184,29 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         path = self.project.path
         self.path_label.setText(str(path) if path else "Untitled project (not saved yet)")
         self.set_modified(False)
+
+    def _forms(self) -> dict[str, object]:
+        """The forms whose values the project keeps: each page's ``form`` (and its parts)."""
+        out: dict[str, object] = {}
+        for page in self.pages:
+            form = getattr(page, "form", None)
+            if form is not None:
+                out[page.title] = form
+                if getattr(form, "experiment", None) is not None:
+                    out[f"{page.title}.experiment"] = form.experiment
+        return out
+
+    def _restore_forms(self) -> None:
+        saved = self.project.ui.get("forms")
+        if isinstance(saved, dict):
+            for key, form in self._forms().items():
+                set_form_values(form, saved.get(key))
+
+    def remember_ui_state(self) -> None:
+        """Put what the window should show again (jobs, forms) into the project's ``ui``."""
+        ui = self.project.ui
+        ui["jobs"] = self.jobs_panel.history()
+        ui["forms"] = {key: form_values(form) for key, form in self._forms().items()}
 
     # ------------------------------------------------------------------ file actions
     def new_project(self) -> None:
@@ -211,6 +248,7 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         return self._save_to(Path(path))
 
     def _save_to(self, path: Path) -> bool:
+        self.remember_ui_state()
         try:
             saved = self.project.save(path)
         except ProjectError as exc:

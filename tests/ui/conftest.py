@@ -11,13 +11,15 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
-from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
-from PySide6.QtWidgets import QMessageBox  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QSettings, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
 from guiapp.core.project import DatasetRef, Project  # noqa: E402
+from guiapp.ui.close_guard import CloseGuard  # noqa: E402
 from guiapp.ui.main_window import MainWindow  # noqa: E402
 from guiapp.ui.refcount_guard import guard_singletons  # noqa: E402
 
+REAL_ASK_ABOUT_JOBS = CloseGuard._ask_about_jobs
 guard_singletons()  # qtbot.waitUntil calls processEvents(), which leaks None refs on 3.11
 
 
@@ -57,6 +59,14 @@ def dialogs(monkeypatch: pytest.MonkeyPatch) -> Dialogs:
 
     for kind in ("warning", "critical", "information", "question", "about"):
         monkeypatch.setattr(QMessageBox, kind, fake(kind))
+
+    def ask_about_jobs(_window: object, names: list[str]) -> str:
+        """The quit question (a real QMessageBox, see ``modal``): Yes stops, No leaves."""
+        record.shown.append(("question", "Jobs are running", "\n".join(names)))
+        answers = {QMessageBox.StandardButton.Yes: "stop", QMessageBox.StandardButton.No: "leave"}
+        return answers.get(record.answer, "")
+
+    monkeypatch.setattr(CloseGuard, "_ask_about_jobs", ask_about_jobs)
     return record
 
 
@@ -85,6 +95,33 @@ def write_dataset(
 def make_dataset() -> Any:
     """``make_dataset(path, rows, shape=(8, 8), classes=3)``: see :func:`write_dataset`."""
     return write_dataset
+
+
+def _answer_modal(button_text: str, seen: list[dict[str, str]], wait_for: Any = None) -> None:
+    """From a timer: find the modal QMessageBox, note its wording, press ``button_text``
+    (once ``wait_for()`` holds, when given)."""
+
+    def look() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox) or (wait_for is not None and not wait_for()):
+            QTimer.singleShot(50, look)
+            return
+        seen.append({"title": box.windowTitle(), "text": box.text(), "info": box.informativeText()})
+        for button in box.buttons():
+            if button.text().replace("&", "") == button_text:
+                button.click()
+                return
+        raise AssertionError(f"no {button_text!r} in {[b.text() for b in box.buttons()]}")
+
+    QTimer.singleShot(50, look)
+
+
+@pytest.fixture
+def modal(dialogs: Dialogs, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``modal(button_text, seen, wait_for=None)``: answer the next real QMessageBox; the
+    quit question is the real one in a test that asks for this fixture."""
+    monkeypatch.setattr(CloseGuard, "_ask_about_jobs", REAL_ASK_ABOUT_JOBS)
+    return _answer_modal
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
-from guiapp.ui.jobs.cli_job import CliJob, cli_prefix, error_line, format_eta, format_rate
+from guiapp.ui.jobs.cli_job import (
+    CliJob,
+    cli_prefix,
+    error_line,
+    format_eta,
+    format_rate,
+    training_progress,
+)
 from guiapp.ui.jobs.jobs_panel import JobsPanel
 
 
@@ -63,6 +71,21 @@ def test_stop_ends_a_running_job_with_a_stopped_event_and_resume_finishes(
     assert panel.table.rowCount() == 1  # finished jobs stay listed
 
 
+def test_training_batches_are_the_jobs_progress_with_an_eta() -> None:
+    """A run's steps (epochs x steps per epoch) make the Jobs panel's bar and ETA."""
+    started = {"event": "started", "epochs": 2, "steps_per_epoch": 10, "global_batch": 32}
+    batch = {"event": "batch", "epoch": 1, "step": 5, "steps": 10}
+    assert training_progress(started, batch) == (15, 20)
+    assert training_progress({}, batch) is None
+    job = CliJob("train x", "train", [])
+    seen: list[tuple] = []
+    job.progress.connect(lambda *a: seen.append(a))
+    job._line(json.dumps(started))
+    job._line(json.dumps({**batch, "rows_per_s": 320.0}))
+    assert seen == [(15, 20, 320.0, 5 * 32 / 320.0)]
+    assert job.log[-1].startswith("training")
+
+
 def test_failed_job_shows_one_clear_line(qtbot, tmp_path: Path) -> None:
     job = CliJob("bad", "generate", [str(tmp_path / "x.h5"), "--n", "0"])
     panel = JobsPanel()
@@ -73,4 +96,6 @@ def test_failed_job_shows_one_clear_line(qtbot, tmp_path: Path) -> None:
     ok, message = blocker.args
     assert not ok and job.status == "failed"
     assert "--n" in message and "\n" not in message and "Traceback" not in message
-    assert panel.table.item(0, JobsPanel.STATUS).text().startswith("failed: ")
+    status = panel.table.item(0, JobsPanel.STATUS)
+    assert status.text() == "failed" and status.toolTip() == message  # the whole line
+    assert panel.error_panel.isVisibleTo(panel) and "--n" in panel.error_panel.what.text()

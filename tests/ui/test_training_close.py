@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from conftest import open_project
-from PySide6.QtWidgets import QMessageBox
 
 from guiapp.core.project import Project
+from guiapp.ui.close_guard import LEAVE_AND_QUIT
 from guiapp.ui.jobs.run_tail import process_alive, stop_detached
 from guiapp.ui.main_window import MainWindow
 
@@ -17,7 +17,7 @@ LONG = 120_000
 
 @pytest.mark.timeout(300)
 def test_close_leaves_the_run_running_and_reopening_reattaches(
-    qtbot, tmp_path: Path, make_dataset, dialogs
+    qtbot, tmp_path: Path, make_dataset, dialogs, modal
 ) -> None:
     data = make_dataset(tmp_path / "d.h5", 6000, shape=(25, 25), classes=3)
     window = open_project(qtbot, tmp_path, "Close", {"d": data}, saved=True)
@@ -31,11 +31,14 @@ def test_close_leaves_the_run_running_and_reopening_reattaches(
     qtbot.waitUntil(lambda: training.plots.points("loss_smooth") >= 1, timeout=LONG)
 
     assert window.save()
-    dialogs.answer = QMessageBox.StandardButton.No  # No: leave it running
+    seen: list[dict[str, str]] = []
+    modal(LEAVE_AND_QUIT, seen)
     window.close()
     assert window.isVisible()  # waits for the checkpoint first
     qtbot.waitUntil(lambda: not window.isVisible(), timeout=LONG)
-    assert any("Training is running" in title for _, title, _ in dialogs.shown)
+    assert len(seen) == 1 and seen[0]["title"] == "Jobs are running"
+    assert "(training)" in seen[0]["text"] and "Leave training running" in seen[0]["info"]
+    assert dialogs.shown == []  # saved before: no save question
     run = window.project.runs[-1]
     pid = run.get("pid")
     assert run["status"] == "running" and process_alive(pid)

@@ -3,7 +3,8 @@
 Only this process writes the index (atomically, whenever a shard is sealed and at the
 end); each worker writes its own shards. Stop requests (``cancel()``) reach the workers
 through a shared event and take effect within one chunk; the dataset is then valid with
-every committed row, and ``resume=True`` finishes it, redoing only unsealed shards.
+every committed row, and ``resume=True`` finishes it: sealed shards are kept and a
+half-written shard continues from its last checkpoint (``worker.checkpoint``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,10 @@ from ..store.stats import GenStats, merged
 from ..store.writer import now_iso
 from . import worker
 from .job_plan import Plan, check_same_config, make_plan, sealed_shards, shard_path
+from .resume import resumable_point
 from .spec import GenConfig
+
+PROGRESS_MIN_S = 0.1  # a progress event per chunk a worker writes, at most 10 a second
 
 
 class WorkerFailed(RuntimeError):
@@ -211,10 +215,12 @@ class GenerationJob:
 
     def _run_workers(self, plan: Plan) -> list[dict[str, Any]]:
         conns, stop = self._start(plan)
-        written: dict[int, int] = {}
+        written = self._checkpointed(plan)  # half-written shards continue from these rows
+        resumed = sum(written.values())
         errors: list[dict[str, Any]] = []
-        meter = RateMeter(plan.todo_rows)
+        meter = RateMeter(plan.todo_rows - resumed)
         last = 0.0
+        fresh = False  # rows reported since the last progress event
         while conns:
             if self.cancel() and not stop.is_set():
                 stop.set()
@@ -237,6 +243,7 @@ class GenerationJob:
                 kind = msg["t"]
                 if kind == "rows":
                     written[msg["shard"]] = msg["written"]
+                    fresh = True
                 elif kind == "sealed":
                     self.skipped[int(msg["shard"])] = int(msg.get("skipped", 0))
                     self._sealed(int(msg["shard"]))
@@ -245,18 +252,29 @@ class GenerationJob:
                     errors.append(msg)
                     stop.set()
             now = time.monotonic()
-            if now - last >= self.progress_every_s or not conns:
-                last = now
+            due = now - last >= (PROGRESS_MIN_S if fresh else self.progress_every_s)
+            if due or not conns:
+                last, fresh = now, False
                 done = sum(written.values())
                 self.sink.emit(
                     "progress",
-                    **meter.update(done),
+                    **meter.update(done - resumed),
                     rows_done=plan.rows - plan.todo_rows + done,
+                    rows_total=plan.rows,
                     bytes_written=done * self.row_bytes,
                     shards_sealed=sum(1 for m in self.metas.values() if m.content_hash),
                     shards=plan.shards,
                 )
         return errors
+
+    def _checkpointed(self, plan: Plan) -> dict[int, int]:
+        """Rows committed in the unsealed shards that the workers will continue."""
+        out = {}
+        for k in plan.todo:
+            point = resumable_point(shard_path(self.path, k), self.cfg.uuid, self.cfg.rows_of(k))
+            if point is not None:
+                out[k] = point.rows
+        return out
 
     def _sealed(self, k: int) -> None:
         m = read_shard_meta(shard_path(self.path, k), expect_uuid=self.cfg.uuid)

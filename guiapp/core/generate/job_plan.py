@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import DatasetError, UserError, nonfinite_generated
 from ..store.format import LABEL_DTYPE, row_nbytes, shard_dir, shard_relpath
 from ..store.shard_meta import ShardMeta, read_shard_meta
+from .resume import resumable_point
 from .spec import GenConfig, Source, nonfinite_rows
 
 SHARD_OVERHEAD_BYTES = 32768  # HDF5 headers, attributes and statistics of one shard
@@ -164,7 +165,8 @@ def check_same_config(path: Path, cfg: GenConfig) -> dict[str, Any]:
 
 
 def sealed_shards(path: Path, cfg: GenConfig) -> dict[int, ShardMeta]:
-    """Shards already sealed (hash recorded, all rows committed); the rest are removed."""
+    """Shards already sealed (hash recorded, all rows committed); the rest are removed,
+    except half-written ones with a checkpoint, which the workers continue."""
     kept: dict[int, ShardMeta] = {}
     folder = shard_dir(path)
     if not folder.is_dir():
@@ -180,7 +182,7 @@ def sealed_shards(path: Path, cfg: GenConfig) -> dict[int, ShardMeta]:
         rows = cfg.rows_of(k)
         if meta and meta.content_hash and meta.committed == meta.capacity == rows:
             kept[k] = meta
-        else:
+        elif resumable_point(p, cfg.uuid, rows) is None:
             p.unlink()
     for stray in folder.glob(".*.tmp-*"):
         with contextlib.suppress(OSError):

@@ -269,12 +269,16 @@ class Source:
         at = f"row {first_row + int(np.flatnonzero(bad)[0])} (shard {k})"
         raise nonfinite_generated(self.where, count, len(x), at)
 
-    def shard(self, k: int, rows: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def shard(
+        self, k: int, rows: int | None = None, start: ShardResume | None = None
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Shard ``k``'s rows, chunk by chunk: a pure function of (config, seed, k).
 
         Rows holding NaN/Inf are refused (``on_nonfinite="error"``) or dropped and drawn
         again from the same stream (``"skip"``; :attr:`skipped` counts them). Without such
         rows the stream of calls, and so every byte, is the same under either policy.
+        After each chunk :meth:`resume_point` says where the stream stands; ``start`` (one
+        such point) continues the stream from there with the very same bytes.
         """
         cfg = self.cfg
         rows = cfg.rows_of(k) if rows is None else rows
@@ -282,6 +286,10 @@ class Source:
         chunk = cfg.chunk_rows
         self.skipped = 0
         done = 0
+        if start is not None:
+            rng.bit_generator.state = start.rng_state
+            done, self.skipped = start.rows, start.skipped
+        self._rng, self._done = rng, done
         while done < rows:
             x, y = self.batch(rng, min(chunk, rows - done))
             bad = nonfinite_rows(x)
@@ -296,5 +304,35 @@ class Source:
                     )
                 x, y = x[~bad], y[~bad]
             done += len(x)
+            self._done = done
             if len(x):
                 yield x, y
+
+    def resume_point(self) -> ShardResume:
+        """Where the current shard's stream stands (after the chunk last yielded)."""
+        return ShardResume(self._done, self.skipped, dict(self._rng.bit_generator.state))
+
+
+@dataclass(frozen=True)
+class ShardResume:
+    """A point inside a shard's stream: rows made so far, rows skipped, the generator state.
+
+    Stored as JSON in the shard (``gen_resume``) at each commit, so a stopped or killed job
+    continues a half-written shard from its committed rows instead of from row 0.
+    """
+
+    rows: int
+    skipped: int
+    rng_state: dict[str, Any]
+
+    def to_json(self) -> str:
+        return json.dumps({"rows": self.rows, "skipped": self.skipped, "rng": self.rng_state})
+
+    @classmethod
+    def from_json(cls, text: str) -> ShardResume | None:
+        """The point stored in ``text``; None when it is not one (then the shard restarts)."""
+        try:
+            d = json.loads(text)
+            return cls(int(d["rows"]), int(d["skipped"]), dict(d["rng"]))
+        except (ValueError, KeyError, TypeError):
+            return None

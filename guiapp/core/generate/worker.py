@@ -2,9 +2,10 @@
 
 Started by the job with the ``spawn`` context. Messages are JSON bytes (no pickle):
 ``rows`` (shard, written, committed), ``sealed`` (shard), ``done``, ``stopped`` and
-``error`` (kind ``user`` or ``internal``, message, detail). The worker stops after its
-current chunk when the shared stop event is set, on SIGTERM, or when its parent is gone;
-it commits at least every ``COMMIT_ROWS`` rows, so a stop or crash loses little.
+``error`` (kind ``user`` or ``internal``, message, detail). The worker stops after its current
+chunk when the shared stop event is set, on SIGTERM, or when its parent is gone; it
+commits at least every ``GEN_COMMIT_ROWS`` rows with a checkpoint of the generator's
+state, so a stop or a crash loses at most that many rows, even inside one shard.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ import numpy as np
 
 from ..errors import UserError, disk_error
 from ..store import ShardWriter
-from ..store.format import COMMIT_ROWS, shard_relpath
+from ..store.format import shard_relpath
 from ..store.lock import DatasetLock
 from ..store.stats import GenStats
+from .resume import GEN_COMMIT_ROWS, RESUME_ATTR, ShardResume, checkpoint, resumable_point
 from .spec import GenConfig, Source
 
 SKIPPED_ATTR = "nonfinite_skipped"  # rows with NaN/Inf a shard's generator dropped (skip)
@@ -61,40 +63,56 @@ class Worker:
                 return
         self.send("done")
 
+    def open_shard(self, path: Path, k: int) -> tuple[ShardWriter, ShardResume | None]:
+        """The shard's writer: the half-written file continued from its last checkpoint
+        (the rows it committed with the generator's state), else a new file."""
+        cfg = self.cfg
+        point = resumable_point(path, self.uuid, cfg.rows_of(k))
+        if point is not None:
+            w = ShardWriter(path, cfg.classes, durable=False)
+            if w.committed == point.rows:
+                return w, point
+            w.close()
+        w = ShardWriter.create(
+            path,
+            number=k,
+            capacity=cfg.rows_of(k),
+            sample_shape=cfg.sample_shape,
+            dtype=cfg.dtype,
+            num_classes=cfg.classes,
+            dataset_uuid=self.uuid,
+        )
+        return w, None
+
     def write_shard(self, source: Source, k: int) -> bool:
         cfg = self.cfg
         path = self.index.parent / shard_relpath(self.index, k)
         rows = cfg.rows_of(k)
         try:
-            w = ShardWriter.create(
-                path,
-                number=k,
-                capacity=rows,
-                sample_shape=cfg.sample_shape,
-                dtype=cfg.dtype,
-                num_classes=cfg.classes,
-                dataset_uuid=self.uuid,
-            )
+            w, point = self.open_shard(path, k)
         except OSError as exc:
             raise DiskError(path, exc) from exc
-        stats = GenStats(cfg.sample_shape, cfg.dtype)
+        stats = GenStats.read_from(path, cfg.sample_shape, cfg.dtype) if point else None
+        stats = stats or GenStats(cfg.sample_shape, cfg.dtype)
         since = 0
         try:
-            for x, y in source.shard(k, rows):
+            for x, y in source.shard(k, rows, point):
                 w.append(x, y)
                 stats.update(x)
                 since += len(x)
-                if since >= COMMIT_ROWS:
-                    w.commit()
+                stop = self.stopping() and w.written < rows
+                if (since >= GEN_COMMIT_ROWS or stop) and w.written < rows:
+                    checkpoint(w, stats, source.resume_point())
                     since = 0
                 self.send("rows", shard=k, written=w.written, committed=w.committed)
-                if self.stopping() and w.written < rows:
+                if stop:
                     w.close()
-                    self.send("rows", shard=k, written=w.written, committed=w.committed)
                     return False
             stats.write_to(path)
-            if cfg.on_nonfinite == "skip":
-                with h5py.File(path, "r+") as f:
+            with h5py.File(path, "r+") as f:
+                if RESUME_ATTR in f.attrs:
+                    del f.attrs[RESUME_ATTR]
+                if cfg.on_nonfinite == "skip":
                     f.attrs[SKIPPED_ATTR] = np.int64(source.skipped)
             w.finish()
         except OSError as exc:

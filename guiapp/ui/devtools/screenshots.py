@@ -1,13 +1,16 @@
 """``guiapp --screenshots DIR``: drive the real window through every page and save PNGs.
 
-A copy of the demo project goes to a temporary folder; a small dataset is generated and a
-short training run made there, through the same jobs a user starts. One PNG per page
-(datasets, browser, model, training, runs) is written to DIR. Works offscreen and stops
-after :data:`DEADLINE_S` seconds whatever happens.
+The demo project's first start is made in a temporary data folder (``GUIAPP_DATA_DIR``):
+its builder generates a small dataset and trains a short run there, through the same jobs
+a user starts (``demo-first-start``, while the run trains). One PNG per page (datasets,
+browser, model, training, runs) follows, then a failed import's error panel
+(``error-panel``) and the quit question with a job running (``quit-dialog``). Works
+offscreen and stops after :data:`DEADLINE_S` seconds whatever happens.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -15,16 +18,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
 
-from guiapp.core.project import Project
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.main_window import MainWindow
 
+DEMO_ENV = {"GUIAPP_DEMO_ROWS": "3000", "GUIAPP_DEMO_STEPS": "20"}
+BAD_CSV = "label,data\n0,1 2 3\n1,4 5 6\n0,x 8 9\n"
+
 DEADLINE_S = 170.0
-DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "demo.gproj"
-ROWS = 3000
 
 
 class Timeout(Exception):
@@ -49,15 +52,42 @@ class Driver:
             time.sleep(0.02)
 
 
-def demo_project(folder: Path) -> Project:
-    """The demo project copied into ``folder`` (the original is never written)."""
-    target = folder / "demo.gproj"
-    if DEMO.exists():
-        shutil.copyfile(DEMO, target)
-        return Project.load(target)
-    project = Project.new(target, "Demo")
-    project.save()
-    return project
+def shoot_failure_and_quit(
+    window: MainWindow, drive: Driver, work: Path, shoot: Callable[..., None]
+) -> None:
+    """A failed import's error panel, then the quit question while a generation runs."""
+    window.set_page(0)
+    window.resizeDocks([window.jobs_panel], [300], Qt.Orientation.Vertical)
+    csv = work / "bad.csv"
+    csv.write_text(BAD_CSV)
+    bad = CliJob("import bad", "import", [str(csv), str(work / "bad.h5"), "--format", "csv"])
+    window.page("Datasets").start_dataset_job(bad, work / "bad.h5")  # type: ignore[attr-defined]
+    drive.wait(lambda: window.jobs_panel.error_panel.isVisible(), "the error panel")
+    shoot("error-panel")
+
+    big = work / "big.h5"
+    args = [str(big), "--n", "3000000", "--shape", "8x8", "--shard-rows", "100000"]
+    job = CliJob("generate big", "generate", args, resumable=True)
+    window.page("Datasets").start_dataset_job(job, big)  # type: ignore[attr-defined]
+    drive.wait(lambda: job.last_event.get("event") == "progress", "the generation")
+    shots: list[bool] = []
+
+    def answer() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(50, answer)
+            return
+        box.adjustSize()
+        drive.wait(lambda: True, "the quit dialog", settle_s=0.3)
+        shoot("quit-dialog", box)
+        shots.append(True)
+        box.button(QMessageBox.StandardButton.Cancel).click()
+
+    QTimer.singleShot(50, answer)
+    window.close()  # the question comes; Cancel keeps the window
+    drive.wait(lambda: bool(shots), "the quit dialog")
+    job.stop()
+    drive.wait(lambda: not job.is_running(), "the generation to stop")
 
 
 def take_screenshots(app: QApplication, out: Path) -> int:
@@ -65,25 +95,36 @@ def take_screenshots(app: QApplication, out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     drive = Driver(app, time.monotonic() + DEADLINE_S)
     work = Path(tempfile.mkdtemp(prefix="guiapp-screens-"))
-    window = MainWindow(demo_project(work))
+    saved_env = {k: os.environ.get(k) for k in ("GUIAPP_DATA_DIR", *DEMO_ENV)}
+    os.environ.update({"GUIAPP_DATA_DIR": str(work / "share"), **DEMO_ENV})
+    from guiapp.ui.app import start_demo_build
+    from guiapp.ui.demo import open_demo
+
+    window = MainWindow(open_demo())
     window.resize(1280, 860)
     window.show()
-    window.resizeDocks([window.jobs_panel], [110], Qt.Orientation.Vertical)
+    window.resizeDocks([window.jobs_panel], [150], Qt.Orientation.Vertical)
     written: list[Path] = []
 
-    def shoot(name: str) -> None:
+    def shoot(name: str, widget: object = None) -> None:
         drive.wait(lambda: True, name, settle_s=0.6)
         path = out / f"{name}.png"
-        if not window.grab().save(str(path)):
+        if not (widget or window).grab().save(str(path)):  # type: ignore[attr-defined]
             raise OSError(f"could not write {path}")
         written.append(path)
 
     try:
+        start_demo_build(window)
+        panel = window.jobs_panel
+        drive.wait(
+            lambda: any(r.job.command == "train" and r.bar.value() > 0 for r in panel.rows),
+            "the demo's training run in the Jobs panel",
+        )
+        shoot("demo-first-start")
+        drive.wait(lambda: window.demo.failed or not window.demo.needed(), "the demo project")  # type: ignore[attr-defined]
+        window.resizeDocks([window.jobs_panel], [110], Qt.Orientation.Vertical)
         datasets = window.page("Datasets")
-        data = work / "data" / "patterns.h5"
-        job = CliJob("generate patterns", "generate", [str(data), "--n", str(ROWS), "--seed", "1"])
-        datasets.start_dataset_job(job, data)  # type: ignore[attr-defined]
-        drive.wait(lambda: len(window.project.datasets) == 1, "the generated dataset")
+        data = window.project.datasets[0].path
         drive.wait(lambda: str(data) in datasets.info, "the dataset's header")  # type: ignore[attr-defined]
         shoot("datasets")
 
@@ -101,29 +142,34 @@ def take_screenshots(app: QApplication, out: Path) -> int:
 
         window.set_page(3)
         training = window.page("Training")
-        form = training.form  # type: ignore[attr-defined]
-        form.select_model("cnn2d-small")
-        form.batch.setValue(64)
-        form.epochs.setValue(2)
-        form.max_steps.setValue(20)
-        if training.start() is None:  # type: ignore[attr-defined]
-            raise RuntimeError(f"training did not start: {training.message.text()}")  # type: ignore[attr-defined]
         drive.wait(lambda: training.plots.points("loss_smooth") > 0, "plot points")  # type: ignore[attr-defined]
-        drive.wait(lambda: not training.is_running(), "the training run")  # type: ignore[attr-defined]
         shoot("training")
 
         window.set_page(4)
         runs = window.page("Runs")
         drive.wait(lambda: len(runs.confusion.names) > 0, "the confusion matrix")  # type: ignore[attr-defined]
         shoot("runs")
+        shoot_failure_and_quit(window, drive, work, shoot)
     except (Timeout, RuntimeError, OSError) as exc:
         print(f"guiapp: screenshots: {exc}", file=sys.stderr)
         return 1
     finally:
+        for job in window.jobs_panel.running_jobs():
+            job.stop()
+        drive.deadline = time.monotonic() + 20
+        try:
+            drive.wait(lambda: not window.jobs_panel.running_jobs(), "the jobs to stop")
+        except Timeout:
+            pass
         window.set_modified(False)
         window.hide()
         window.deleteLater()
         app.processEvents()
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         shutil.rmtree(work, ignore_errors=True)
     print(f"wrote {len(written)} screenshots to {out}: " + ", ".join(p.name for p in written))
     return 0

@@ -18,15 +18,54 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signa
 from guiapp.ui.widgets.formatting import format_duration as format_eta
 from guiapp.ui.widgets.formatting import format_rate
 
-__all__ = ["CliJob", "cli_prefix", "error_line", "format_eta", "format_rate"]
+__all__ = [
+    "CliJob",
+    "cli_prefix",
+    "error_line",
+    "format_eta",
+    "format_rate",
+    "log_line",
+    "training_progress",
+]
 
 STOP_GRACE_MS = 10_000
 STDERR_KEEP = 64 * 1024
+LOG_KEEP = 5000  # lines of a job's log kept in memory
 
 
 def cli_prefix() -> list[str]:
     """How to call our own CLI: the frozen binary itself, or ``python -m guiapp``."""
     return [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "guiapp"]
+
+
+def log_line(command: str, event: dict[str, Any]) -> str | None:
+    """The log's line for one event (None for the many progress and batch events)."""
+    kind = event.get("event")
+    if kind in ("progress", "batch"):
+        return None
+    if command == "train":
+        from guiapp.core.train.describe import describe_event
+
+        return describe_event(event)
+    fields = ", ".join(
+        f"{k} {v}"
+        for k, v in event.items()
+        if k not in ("event", "time", "config", "plan") and not isinstance(v, (dict, list))
+    )
+    return f"{kind}: {fields}" if fields else str(kind)
+
+
+def training_progress(started: dict[str, Any], batch: dict[str, Any]) -> tuple[int, int] | None:
+    """(steps done, steps in all) of a run from its ``started`` and latest ``batch`` events."""
+    epochs, steps = started.get("epochs"), batch.get("steps") or started.get("steps_per_epoch")
+    epoch, step = batch.get("epoch"), batch.get("step")
+    if not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in (epochs, steps, epoch, step)
+    ):
+        return None
+    assert isinstance(epochs, int) and isinstance(steps, int)
+    assert isinstance(epoch, int) and isinstance(step, int)
+    return epoch * steps + step, epochs * steps
 
 
 def error_line(stderr: str) -> str:
@@ -79,6 +118,8 @@ class CliJob(QObject):
         self.output = ""
         self.stderr = ""
         self.last_event: dict[str, Any] = {}
+        self.started_event: dict[str, Any] = {}
+        self.log: list[str] = []
         self.stop_requested = False
         self._buffer = b""
         self._process: QProcess | None = None
@@ -105,7 +146,8 @@ class CliJob(QObject):
             raise RuntimeError(f"job {self.name!r} is already running")
         self.stop_requested = False
         self.message = self.output = self.stderr = ""
-        self.last_event = {}
+        self.last_event, self.started_event = {}, {}
+        self.log.append("$ " + " ".join(self.argv()))
         self._buffer = b""
         process = QProcess(self)
         # Jobs run at a lower CPU priority than the window, so the GUI stays responsive
@@ -164,11 +206,27 @@ class CliJob(QObject):
             self.output += text + "\n"
             return
         self.last_event = event
+        if event["event"] == "started":
+            self.started_event = event
+        line = log_line(self.command, event)
+        if line is not None:
+            self.log.append(line)
+            del self.log[:-LOG_KEEP]
         self.event.emit(event)
-        if event["event"] == "progress":
+        if event["event"] == "batch" and self.command == "train":
+            steps = training_progress(self.started_event, event)
+            if steps is not None:
+                rate, batch = event.get("rows_per_s"), self.started_event.get("global_batch")
+                eta = event.get("eta_s")  # of this epoch; the run's from the step rate:
+                if isinstance(rate, (int, float)) and rate > 0 and isinstance(batch, int):
+                    eta = (steps[1] - steps[0]) * batch / rate
+                self.progress.emit(*steps, rate, eta)
+        elif event["event"] == "progress":
             done, total = event.get("done"), event.get("total")
             if event.get("phase") == "read":  # import's first pass counts bytes
                 done, total = event.get("bytes_done"), event.get("bytes_total")
+            elif "rows_total" in event:  # generation: of the whole dataset, resumed rows too
+                done, total = event.get("rows_done"), event.get("rows_total")
             self.progress.emit(done, total, event.get("rows_per_s"), event.get("eta_s"))
 
     def _read_stderr(self) -> None:
@@ -213,8 +271,15 @@ class CliJob(QObject):
             return
         self._kill_timer.stop()
         self.message = message
+        if self.stderr.strip():
+            self.log.extend(self.stderr.rstrip().splitlines()[-200:])
+        self.log.append(f"{status}: {message}")
         self._set_status(status)
         self.finished.emit(status == "finished", message)
+
+    def log_text(self) -> str:
+        """The job's log: its command line, a line per event, its stderr and its end."""
+        return "\n".join(self.log)
 
     def _set_status(self, status: str) -> None:
         self.status = status

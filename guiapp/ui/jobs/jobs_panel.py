@@ -1,12 +1,16 @@
 """The Jobs panel: one row per background job (generate, import, check, train, bench).
 
 Each row shows the job's name, status, a progress bar, ETA (h:mm:ss), rows/s and
-Cancel / Resume buttons. Finished jobs stay listed until the user clears them.
+Cancel / Resume / Log buttons; training shows its steps like generation its rows. Finished
+jobs stay listed until "Clear finished"; a failed one opens the error panel above the
+table. :meth:`JobsPanel.history` and :meth:`JobsPanel.restore` keep the list in the project.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDockWidget,
@@ -16,10 +20,15 @@ from PySide6.QtWidgets import (
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
+    QVBoxLayout,
     QWidget,
 )
 
 from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
+from guiapp.ui.widgets.error_panel import ErrorPanel
+
+HISTORY_KEEP = 50  # jobs kept in the project's history
+LOG_SAVED = 200  # lines of each job's log saved with it
 
 STATUS_TEXT = {
     "new": "waiting",
@@ -45,14 +54,18 @@ class JobRow:
         self.cancel_button.setToolTip("Ask the job to stop after its current block")
         self.resume_button = QPushButton("Resume")
         self.resume_button.setToolTip("Run the job again; it continues where it stopped")
+        self.log_button = QPushButton("Log")
+        self.log_button.setToolTip("Open the job's log: its command, events and messages")
         self.cancel_button.clicked.connect(job.stop)
         self.resume_button.clicked.connect(job.resume)
+        self.log_button.clicked.connect(lambda: panel.show_log(job))
         buttons = QWidget()
         row = QHBoxLayout(buttons)
         row.setContentsMargins(2, 0, 2, 0)
         row.setSpacing(4)
         row.addWidget(self.cancel_button)
         row.addWidget(self.resume_button)
+        row.addWidget(self.log_button)
         self.buttons = buttons
         job.progress.connect(self.on_progress)
         job.status_changed.connect(self.on_status)
@@ -85,8 +98,8 @@ class JobRow:
     def on_status(self, status: str) -> None:
         job = self.job
         text = STATUS_TEXT.get(status, status)
-        if status in ("failed", "stopped") and job.message and job.message != "stopped":
-            text = f"{text}: {job.message}"
+        if status == "stopped" and job.message and job.message != "stopped":
+            text = f"{text}: {job.message}"  # failures: the error panel and the tooltip
         self.set_text(JobsPanel.STATUS, text, job.message or text)
         running = status == "running"
         self.cancel_button.setEnabled(running)
@@ -102,11 +115,13 @@ class JobRow:
 
 
 class JobsPanel(QDockWidget):
-    """A bottom dock with a table of jobs."""
+    """A bottom dock with the error panel, a table of jobs and "Clear finished"."""
 
     COLUMNS = ("Job", "Status", "Progress", "ETA", "Rows/s", "Actions")
     STATUS, PROGRESS, ETA, RATE, ACTIONS = 1, 2, 3, 4, 5
-    WIDTHS = (200, 140, 80, 80, 170)  # of the columns after "Job", which stretches
+    WIDTHS = (200, 140, 80, 80, 230)  # of the columns after "Job", which stretches
+    #: the list changed (a job added, ended or cleared): the window saves it with the project
+    changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Jobs", parent)
@@ -125,8 +140,26 @@ class JobsPanel(QDockWidget):
         for column, width in enumerate(self.WIDTHS, start=1):
             self.table.setColumnWidth(column, width)
         self.table.setToolTip("Jobs started from the pages appear here.")
-        self.setWidget(self.table)
+        self.table.cellDoubleClicked.connect(lambda r, _c: self.show_log(self.rows[r].job))
+        self.error_panel = ErrorPanel()
+        self.error_panel.log_requested.connect(self._log_of_failure)
+        self.clear_button = QPushButton("Clear finished")
+        self.clear_button.setToolTip("Remove the jobs that are no longer running from the list")
+        self.clear_button.clicked.connect(self.clear_finished)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addStretch(1)
+        bar.addWidget(self.clear_button)
+        body = QWidget()
+        column = QVBoxLayout(body)
+        for widget, stretch in ((self.error_panel, 0), (self.table, 1)):
+            column.addWidget(widget, stretch)
+        column.addLayout(bar)
+        column.setContentsMargins(4, 2, 4, 2)
+        self.setWidget(body)
         self.rows: list[JobRow] = []
+        self.failed_job: CliJob | None = None
+        self.log_dialogs: list[QWidget] = []
 
     def add_job(self, job: CliJob) -> JobRow:
         """List ``job`` (newest at the top); its row follows the job's signals from now on."""
@@ -140,6 +173,9 @@ class JobsPanel(QDockWidget):
         self.table.setCellWidget(0, self.ACTIONS, row.buttons)
         self.rows.insert(0, row)
         row.on_status(job.status)
+        job.finished.connect(lambda ok, message, job=job: self._job_ended(job, ok, message))
+        job.status_changed.connect(lambda _s: self.changed.emit())
+        self.changed.emit()
         return row
 
     def running_jobs(self) -> list[CliJob]:
@@ -148,3 +184,83 @@ class JobsPanel(QDockWidget):
     def stop_all(self) -> None:
         for job in self.running_jobs():
             job.stop()
+
+    # ------------------------------------------------------------------ failures and logs
+    def _job_ended(self, job: CliJob, ok: bool, message: str) -> None:
+        if job.status == "failed":
+            self.failed_job = job
+            self.error_panel.show_failure(job.name, message)
+            self.show()
+            self.raise_()
+        elif self.failed_job is job:  # resumed and done: its failure is over
+            self.error_panel.hide()
+
+    def _log_of_failure(self) -> None:
+        if self.failed_job is not None:
+            self.show_log(self.failed_job)
+
+    def show_log(self, job: CliJob) -> QWidget:
+        """Open (non-modal) the log of ``job``."""
+        from guiapp.ui.dialogs.job_log import JobLogDialog
+
+        dialog = JobLogDialog(job, self)
+        self.log_dialogs = [d for d in self.log_dialogs if d.isVisible()] + [dialog]
+        dialog.show()
+        return dialog
+
+    def clear_finished(self) -> int:
+        """Remove every job that is not running; how many went."""
+        gone = [r for r in self.rows if not r.job.is_running()]
+        for row in gone:
+            self.table.removeRow(row.index())
+            self.rows.remove(row)
+            if row.job is self.failed_job:
+                self.failed_job = None
+                self.error_panel.hide()
+            row.job.setParent(None)  # a page may still hold it (the Training page's run)
+        if gone:
+            self.changed.emit()
+        return len(gone)
+
+    # ------------------------------------------------------------------ kept in the project
+    def history(self) -> list[dict[str, Any]]:
+        """The listed jobs as JSON (oldest first): what :meth:`restore` lists again."""
+        out = []
+        for row in reversed(self.rows[:HISTORY_KEEP]):
+            job = row.job
+            out.append(
+                {
+                    "name": job.name,
+                    "command": job.command,
+                    "args": job.args,
+                    "events": job.events,
+                    "resumable": job.resumable,
+                    "working_dir": job.working_dir,
+                    "status": "stopped" if job.is_running() else job.status,
+                    "message": job.message,
+                    "log": job.log[-LOG_SAVED:],
+                }
+            )
+        return out
+
+    def restore(self, history: object) -> None:
+        """List the jobs of a reopened project (none runs; a stopped one can be resumed)."""
+        if not isinstance(history, list):
+            return
+        for entry in history:
+            if not isinstance(entry, dict) or not isinstance(entry.get("args"), list):
+                continue
+            job = CliJob(
+                str(entry.get("name", "job")),
+                str(entry.get("command", "")),
+                [str(a) for a in entry["args"]],
+                events=bool(entry.get("events", True)),
+                resumable=bool(entry.get("resumable", False)),
+                working_dir=entry.get("working_dir") or None,
+            )
+            job.status = str(entry.get("status", "finished"))
+            if job.status in ("running", "new"):
+                job.status = "stopped"
+            job.message = str(entry.get("message", ""))
+            job.log = [str(line) for line in entry.get("log", [])]
+            self.add_job(job)

@@ -1,12 +1,12 @@
 """The Datasets page: the project's datasets, and the jobs that make, import and check them.
 
 Dataset headers are read with ``Dataset(path).info()`` on a worker thread; generation,
-import and check run as :class:`CliJob` child processes listed in the Jobs panel.
+import and check run as :class:`CliJob` child processes listed in the Jobs panel. Its jobs
+(making, resuming and checking a dataset) are in :mod:`.dataset_jobs`.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QMessageBox,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -31,8 +30,8 @@ from guiapp.core.units import human_bytes
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.dialogs.generate_dialog import GenerateDialog
 from guiapp.ui.dialogs.import_dialog import ImportDialog
-from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.pages.base import SP, Page
+from guiapp.ui.pages.datasets.dataset_jobs import DatasetJobs, saved_checks
 
 DATASET_FILTER = "guiapp datasets (*.h5);;All files (*)"
 
@@ -43,7 +42,7 @@ def classes_text(info: dict[str, Any]) -> str:
     return f"{len(classes)}: {parts}"
 
 
-class DatasetsPage(Page):
+class DatasetsPage(DatasetJobs, Page):
     title = "Datasets"
     blurb = (
         "Generate or import labelled arrays once into a fast on-disk HDF5 store, "
@@ -60,12 +59,14 @@ class DatasetsPage(Page):
         self.generate_button = QPushButton("Generate…")
         self.import_button = QPushButton("Import…")
         self.check_button = QPushButton("Check")
+        self.resume_button = QPushButton("Resume")
         self.locate_button = QPushButton("Locate…")
         self.remove_button = QPushButton("Remove")
         self.add_button.setToolTip("Add a dataset file (NAME.h5) that already exists")
         self.generate_button.setToolTip("Make a new dataset with a built-in or your own generator")
         self.import_button.setToolTip("Bring .npy/.npz/CSV/TSV/JSON-lines data into a new dataset")
         self.check_button.setToolTip("Validate the selected dataset (guiapp check)")
+        self.resume_button.setToolTip("Finish the selected unfinished dataset where it stopped")
         self.locate_button.setToolTip("Point the selected dataset at the file's new place")
         self.remove_button.setToolTip("Remove the selected dataset from the project (files stay)")
         for button, slot in (
@@ -73,6 +74,7 @@ class DatasetsPage(Page):
             (self.generate_button, self.open_generate_dialog),
             (self.import_button, self.open_import_dialog),
             (self.check_button, self.check_selected),
+            (self.resume_button, self.resume_selected),
             (self.locate_button, self.locate_selected),
             (self.remove_button, self.remove_selected),
         ):
@@ -114,6 +116,7 @@ class DatasetsPage(Page):
         self.info.clear()
         self.errors.clear()
         self.checks.clear()
+        self.checks.update(saved_checks(project))
         self.refresh()
 
     def project_updated(self) -> None:
@@ -204,6 +207,7 @@ class DatasetsPage(Page):
     def _update_buttons(self) -> None:
         ref = self.selected_ref()
         self.check_button.setEnabled(ref is not None and ref.path.exists())
+        self.resume_button.setEnabled(ref is not None and self._resumable(ref) is not None)
         self.locate_button.setEnabled(ref is not None)
         self.remove_button.setEnabled(ref is not None)
 
@@ -267,41 +271,3 @@ class DatasetsPage(Page):
         dialog.setModal(True)
         dialog.show()
         return dialog
-
-    def start_dataset_job(self, job: CliJob, out: Path) -> None:
-        """Run a job that writes ``out``; when it finishes, the dataset joins the project."""
-        job.working_dir = str(self.project.folder)
-        job.finished.connect(lambda ok, _msg, out=out: self._dataset_job_done(ok, Path(out)))
-        self.job_started.emit(job)
-        job.start()
-
-    def _dataset_job_done(self, ok: bool, out: Path) -> None:
-        if ok:
-            self.add_dataset(out)
-
-    def check_selected(self) -> CliJob | None:
-        ref = self.selected_ref()
-        if ref is None:
-            return None
-        key = str(ref.path)
-        job = CliJob(f"check {ref.name}", "check", [key, "--json"], events=False)
-        job.finished.connect(lambda ok, msg, job=job, key=key: self._check_done(job, key))
-        self.checks[key] = "checking…"
-        self._fill_table()
-        self.job_started.emit(job)
-        job.start()
-        return job
-
-    def _check_done(self, job: CliJob, key: str) -> None:
-        try:
-            report = json.loads(job.output)
-        except json.JSONDecodeError:
-            report = None
-        if isinstance(report, dict):
-            problems = report.get("problems") or []
-            self.checks[key] = "checked OK" if report.get("ok") else f"{len(problems)} problem(s)"
-            if problems:
-                QMessageBox.warning(self, "Dataset check", "\n".join(map(str, problems[:20])))
-        else:
-            self.checks[key] = f"check failed: {job.message}"
-        self._fill_table()
