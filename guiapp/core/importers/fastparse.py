@@ -104,36 +104,33 @@ def fast_jsonl(
         at = np.searchsorted(starts, np.fromiter((m.start() + 1 for m in ms), np.int64, len(ms)))
     if not found:
         return [], [], []
-    data_start = starts[at] + np.fromiter((len(g[0]) for g in found), np.int64, len(found))
+    heads, label_texts = zip(*found)
+    data_start = starts[at] + np.fromiter(map(len, heads), np.int64, len(found))
     quotes = np.flatnonzero(np.frombuffer(buf, np.uint8) == 34)
     qi = np.searchsorted(quotes, data_start)
     has_close = qi < len(quotes)
     close = np.where(has_close, quotes[np.minimum(qi, len(quotes) - 1)], 0)
     line_end = starts[at] + lens[at]
-    ok = has_close & (close < line_end)
-    simple_end = ok & (close + 2 == line_end)
+    good = has_close & (close < line_end)
+    simple_end = good & (close + 2 == line_end)
     if simple_end.any():
         b = np.frombuffer(buf, np.uint8)
         simple_end &= b[np.minimum(close + 1, len(buf) - 1)] == 125  # '}'
-    ascii_all = buf.isascii()
-    idx: list[int] = []
-    labels: list[Any] = []
-    datas: list[bytes] = []
-    for k, (i, s0, c, e, easy, good) in enumerate(
-        zip(at.tolist(), data_start.tolist(), close.tolist(), line_end.tolist(),
-            simple_end.tolist(), ok.tolist(), strict=True)
-    ):  # fmt: skip
-        if not good or not (easy or tail.fullmatch(buf, c + 1, e)):
-            continue
-        if not ascii_all and not lines[i].isascii():
-            continue
-        lab = _label(found[k][1], labels_seen)
-        if lab is None:
-            continue
-        idx.append(i)
-        labels.append(lab)
-        datas.append(buf[s0:c])
-    return idx, labels, datas
+    for k in np.flatnonzero(good & ~simple_end).tolist():  # other members after the data
+        good[k] = tail.fullmatch(buf, int(close[k]) + 1, int(line_end[k])) is not None
+    if not buf.isascii():
+        for k in np.flatnonzero(good).tolist():
+            good[k] = lines[int(at[k])].isascii()
+    labs = list(map(labels_seen.get, label_texts))
+    for k in [k for k, lab in enumerate(labs) if lab is None]:
+        labs[k] = _label(label_texts[k], labels_seen)
+        good[k] &= labs[k] is not None
+    keep = np.flatnonzero(good)
+    if len(keep) != len(found):
+        labs = [labs[k] for k in keep.tolist()]
+    idx = at[keep].tolist()
+    datas = list(map(buf.__getitem__, map(slice, data_start[keep].tolist(), close[keep].tolist())))
+    return idx, labs, datas
 
 
 def _line_of(lines: list[bytes], positions: list[int]) -> np.ndarray:
