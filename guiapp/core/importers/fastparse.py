@@ -122,9 +122,13 @@ def fast_jsonl(
         for k in np.flatnonzero(good).tolist():
             good[k] = lines[int(at[k])].isascii()
     labs = list(map(labels_seen.get, label_texts))
-    for k in [k for k, lab in enumerate(labs) if lab is None]:
-        labs[k] = _label(label_texts[k], labels_seen)
-        good[k] &= labs[k] is not None
+    missing = [k for k, lab in enumerate(labs) if lab is None]
+    if missing:  # labels not seen before: each distinct text decoded once
+        for text in {label_texts[k] for k in missing}:
+            _label(text, labels_seen)
+        for k in missing:
+            labs[k] = labels_seen.get(label_texts[k])
+            good[k] &= labs[k] is not None
     keep = np.flatnonzero(good)
     if len(keep) != len(found):
         labs = [labs[k] for k in keep.tolist()]
@@ -179,6 +183,24 @@ def _fromstring(joined: bytes) -> np.ndarray | None:
             return None
 
 
+def _clean(s: bytes) -> bool:
+    """Digits and single commas between them, nothing else (not empty)."""
+    return bool(s) and not (
+        s.translate(None, _DIGITS_COMMA) or b",," in s or s[:1] == b"," or s[-1:] == b","
+    )
+
+
+def _rows_have(joined: bytes, datas: list[bytes], length: int) -> bool:
+    """Whether each of the clean ``joined`` strings holds exactly ``length`` values: the
+    comma after string ``i`` must be the ``(i + 1) * length``-th comma of the whole."""
+    n = len(datas)
+    commas = np.flatnonzero(np.frombuffer(joined, np.uint8) == 44)
+    if commas.size != n * length - 1:
+        return False
+    seps = np.cumsum(np.fromiter(map(len, datas), np.int64, n) + 1)[:-1] - 1
+    return bool(np.array_equal(commas[length - 1 :: length], seps))
+
+
 def fast_values(datas: list[bytes], length: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """Values ``(m, length)`` int64 of the data strings that are exactly ``length`` integers
     (digits and single commas) the storage dtype holds, and the mask of those strings (the
@@ -187,21 +209,13 @@ def fast_values(datas: list[bytes], length: int, dtype: np.dtype) -> tuple[np.nd
     none = np.empty((0, length), np.int64), np.zeros(n, bool)
     if length == 0 or n == 0:
         return none
-    ok = np.fromiter(map(bytes.count, datas, [b","] * n), np.int64, n) == length - 1
-    ok &= np.fromiter(map(len, datas), np.int64, n) > 0
-    chosen = datas if ok.all() else [d for d, g in zip(datas, ok.tolist(), strict=True) if g]
-    joined = b",".join(chosen)
-    if (
-        joined.translate(None, _DIGITS_COMMA)
-        or b",," in joined
-        or joined[:1] == b","
-        or joined[-1:] == b","
-    ):
-        # some string is odd (rare): check each
+    joined = b",".join(datas)
+    if _clean(joined) and _rows_have(joined, datas, length):  # the usual block
+        ok, chosen = np.ones(n, bool), datas
+    else:  # some string is odd (rare): check each
+        ok = np.fromiter(map(bytes.count, datas, [b","] * n), np.int64, n) == length - 1
         for j in np.flatnonzero(ok).tolist():
-            d = datas[j]
-            if d.translate(None, _DIGITS_COMMA) or b",," in d or d[:1] == b"," or d[-1:] == b",":
-                ok[j] = False
+            ok[j] = _clean(datas[j])
         chosen = [d for d, g in zip(datas, ok.tolist(), strict=True) if g]
         joined = b",".join(chosen)
     m = len(chosen)
