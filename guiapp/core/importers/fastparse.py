@@ -104,7 +104,7 @@ def fast_jsonl(
         at = np.searchsorted(starts, np.fromiter((m.start() + 1 for m in ms), np.int64, len(ms)))
     if not found:
         return [], [], []
-    heads, label_texts = zip(*found)
+    heads, label_texts = zip(*found, strict=True)
     data_start = starts[at] + np.fromiter(map(len, heads), np.int64, len(found))
     quotes = np.flatnonzero(np.frombuffer(buf, np.uint8) == 34)
     qi = np.searchsorted(quotes, data_start)
@@ -190,12 +190,19 @@ def _clean(s: bytes) -> bool:
     )
 
 
-def _rows_have(joined: bytes, datas: list[bytes], length: int) -> bool:
-    """Whether each of the clean ``joined`` strings holds exactly ``length`` values: the
-    comma after string ``i`` must be the ``(i + 1) * length``-th comma of the whole."""
+def _block_clean(joined: bytes, datas: list[bytes], length: int) -> bool:
+    """Whether ``joined`` (the ``datas`` joined by commas) is ``_clean`` and each string
+    holds exactly ``length`` values: the comma after string ``i`` must be the
+    ``(i + 1) * length``-th comma of the whole (all from the comma positions)."""
     n = len(datas)
+    if not joined or joined.translate(None, _DIGITS_COMMA):
+        return False
     commas = np.flatnonzero(np.frombuffer(joined, np.uint8) == 44)
     if commas.size != n * length - 1:
+        return False
+    if commas.size and (
+        commas[0] == 0 or commas[-1] == len(joined) - 1 or bool((np.diff(commas) == 1).any())
+    ):
         return False
     seps = np.cumsum(np.fromiter(map(len, datas), np.int64, n) + 1)[:-1] - 1
     return bool(np.array_equal(commas[length - 1 :: length], seps))
@@ -210,7 +217,7 @@ def fast_values(datas: list[bytes], length: int, dtype: np.dtype) -> tuple[np.nd
     if length == 0 or n == 0:
         return none
     joined = b",".join(datas)
-    if _clean(joined) and _rows_have(joined, datas, length):  # the usual block
+    if _block_clean(joined, datas, length):  # the usual block
         ok, chosen = np.ones(n, bool), datas
     else:  # some string is odd (rare): check each
         ok = np.fromiter(map(bytes.count, datas, [b","] * n), np.int64, n) == length - 1
