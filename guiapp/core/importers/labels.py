@@ -74,6 +74,8 @@ def _as_array(labels: Sequence[Any]) -> Sequence[Any] | np.ndarray:
     the rows'; the classes do not depend on it (``finish`` orders them by value or name)."""
     kind = type(labels[0])
     if (kind is int or kind is str) and all(type(v) is kind for v in labels):
+        if kind is str and "\x00" in "".join(labels):  # numpy strings drop trailing NULs
+            return labels
         try:
             return np.asarray(labels, dtype=np.int64 if kind is int else None)
         except OverflowError:
