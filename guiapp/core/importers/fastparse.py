@@ -122,7 +122,7 @@ def fast_jsonl(
         for k in np.flatnonzero(good).tolist():
             good[k] = lines[int(at[k])].isascii()
     labs = list(map(labels_seen.get, label_texts))
-    missing = [k for k, lab in enumerate(labs) if lab is None]
+    missing = [k for k, lab in enumerate(labs) if lab is None] if None in labs else []
     if missing:  # labels not seen before: each distinct text decoded once
         for text in {label_texts[k] for k in missing}:
             _label(text, labels_seen)
