@@ -1,6 +1,8 @@
-"""`guiapp import` at scale: the fast parser agrees with the exact one line by line, any worker
-count gives the same dataset, a killed import resumes to the same shards, stale staging
-folders are cleaned up (live ones never), and NaN/Inf rows are refused or counted."""
+"""`guiapp import` at scale: the fast parser agrees with the exact one line by line (and its
+block checks with a string-by-string parse), the integer shard statistics with the float
+ones bit for bit, any worker count gives the same dataset, a killed import resumes to the
+same shards, stale staging folders are cleaned up (live ones never), and NaN/Inf rows are
+refused or counted."""
 
 # JSON lines read best as %-templates.
 # ruff: noqa: UP031
@@ -22,9 +24,11 @@ import pytest
 from guiapp.core.errors import UserError
 from guiapp.core.events import EventSink
 from guiapp.core.importers import ImportConfig, run_import
+from guiapp.core.importers.fastparse import fast_values
 from guiapp.core.importers.labels import normalize
 from guiapp.core.importers.pieces import ParseSpec, PieceParser, plan_pieces
 from guiapp.core.store import Dataset
+from guiapp.core.store.shard_stats import ShardStats
 
 L = 126
 R = random.Random(7)
@@ -150,6 +154,59 @@ def test_fast_csv_equals_the_exact_path(tmp_path: Path) -> None:
     path.write_text("\n".join(rows) + "\n")
     kw = {"delimiter": ",", "layouts": {"0": [0, 1, None, 0]}}
     assert _parse_all(path, "csv", True, **dict(kw)) == _parse_all(path, "csv", False, **dict(kw))
+
+
+def _block_reference(datas: list[bytes], length: int) -> list[list[int] | None]:
+    """Per string: its values if it is exactly ``length`` uint16 integers, else None."""
+    out: list[list[int] | None] = []
+    for d in datas:
+        toks = d.split(b",")
+        good = len(toks) == length and all(t.isascii() and t.isdigit() for t in toks)
+        vals = [int(t) for t in toks] if good else []
+        out.append(vals if good and max(vals) < 65536 else None)
+    return out
+
+
+def test_block_values_equal_a_string_by_string_reference() -> None:
+    """The block checks (one comma scan of the joined strings) pick exactly the strings a
+    string-by-string parse accepts: wrong counts, stray, doubled, leading or trailing
+    commas, signs, spaces, empty strings and values out of range go to the exact path."""
+    rng = random.Random(3)
+    odd = [
+        lambda d: "," + d, lambda d: d + ",", lambda d: d.replace(",", ",,", 1),
+        lambda d: d.replace("1", " 1", 1), lambda d: "", lambda d: d.replace("2", "-2", 1),
+    ]  # fmt: skip
+    for _ in range(600):
+        length = rng.choice([1, 2, 3, 5])
+        datas = []
+        for _ in range(rng.randint(1, 6)):
+            k = length + rng.choice([0, 0, 0, 0, -1, 1])
+            d = _s([rng.randint(0, 70000 if rng.random() < 0.1 else 65535) for _ in range(k)])
+            if rng.random() < 0.25:
+                d = rng.choice(odd)(d)
+            datas.append(d.encode())
+        vals, ok = fast_values(datas, length, np.dtype(np.uint16))
+        want = _block_reference(datas, length)
+        assert ok.tolist() == [w is not None for w in want], datas
+        assert vals.tolist() == [w for w in want if w is not None], datas
+
+
+def test_shard_statistics_of_small_integers_equal_the_float_path() -> None:
+    """8/16-bit integers are summed in integer arithmetic: the stored sums must be the
+    float64 path's bit for bit (65,536-value chunks, accumulated in order)."""
+    rng = np.random.default_rng(5)
+    for dt in (np.uint8, np.int8, np.uint16, np.int16):
+        info = np.iinfo(dt)
+        st, ref_sum, ref_sq = ShardStats.empty(2), 0.0, 0.0
+        for n in (1, 65_535, 65_536, 65_537, 300_001):
+            x = rng.integers(info.min, int(info.max) + 1, size=n).astype(dt)
+            st.update(x, np.zeros(1, np.int64))
+            ref_sum += float(x.sum(dtype=np.float64))
+            for a in range(0, n, 1 << 16):
+                part = x[a : a + (1 << 16)].astype(np.float64)
+                ref_sq += float(np.dot(part, part))
+            assert (st.value_sum, st.value_sumsq) == (ref_sum, ref_sq), dt
+        assert (st.value_min, st.value_max) == (float(info.min), float(info.max))
 
 
 # -- one dataset whatever the worker count; resume after SIGKILL -------------------------

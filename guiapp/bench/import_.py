@@ -6,6 +6,10 @@ values (the genomics user's documents, ``{"_id":{"$oid":...},"label":{"$numberIn
 
 - ``naive``: ``json.loads`` + ``str.split`` + ``int`` per token into numpy, one process
   (parse only: it writes nothing, so every ratio against it flatters it);
+- ``reference``: the parse of the importer issue #14 measured (``guiapp`` before the fast
+  path): a ``JSONDecoder`` (CSV: ``csv.reader``) per line, then each 4096-line chunk's data
+  strings joined and parsed by one ``np.fromstring``; parse only, no checks, one process.
+  It is 3-4x the naive parse: the honest "today's single-process rows/s" of the issue;
 - ``one_worker`` and ``all_workers``: the whole ``guiapp import`` (parse, checks, the
   two-pass shuffle, the shards written), end to end;
 - that the datasets of 1 and of all workers are identical (shard content hashes);
@@ -19,6 +23,7 @@ Figures go in docs/BENCHMARKS.md with the command that made them.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -99,6 +104,52 @@ def naive_csv(path: Path) -> tuple[int, float]:
     return n, time.perf_counter() - t
 
 
+def _reference(chunks: Any, fields: Any) -> tuple[int, float]:
+    """Each chunk of lines -> (labels, data strings) by ``fields``; the data strings joined
+    and parsed by one ``np.fromstring`` (rows, seconds)."""
+    t = time.perf_counter()
+    blocks, n = [], 0
+    for lines in chunks:
+        _labels, texts = fields(lines)
+        flat = np.fromstring(",".join(texts), dtype=np.int64, sep=",")  # type: ignore[call-overload]
+        blocks.append(flat.reshape(len(texts), -1).astype(np.uint16))
+        n += len(texts)
+    return n, time.perf_counter() - t
+
+
+def _chunks(lines: Any, size: int = 4096) -> Any:
+    return iter(lambda: list(itertools.islice(lines, size)), [])
+
+
+def reference_jsonl(path: Path) -> tuple[int, float]:
+    """The importer of issue #14: a JSONDecoder per line, one fromstring per chunk."""
+    decode = json.JSONDecoder().decode
+
+    def fields(lines: list[bytes]) -> tuple[list[Any], list[str]]:
+        labels, texts = [], []
+        for line in lines:  # (a list of the decoded objects would keep the GC busy)
+            obj = decode(line.decode("utf-8"))
+            labels.append(obj["label"])
+            texts.append(obj["kmers"])
+        return labels, texts
+
+    with open(path, "rb") as f:
+        return _reference(_chunks(f), fields)
+
+
+def reference_csv(path: Path) -> tuple[int, float]:
+    """The importer of issue #14 on CSV: ``csv.reader`` rows, one fromstring per chunk."""
+    import csv
+
+    def fields(rows: list[list[str]]) -> tuple[list[str], list[str]]:
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    with open(path, newline="") as f:
+        r = csv.reader(f)
+        next(r)
+        return _reference(_chunks(r), fields)
+
+
 def run_import_cli(src: Path, out: Path, fmt: str, workers: int) -> tuple[float, int]:
     """``guiapp import`` as the user runs it (a child process); (seconds, peak RSS bytes)."""
     import subprocess
@@ -126,23 +177,32 @@ def bench_format(folder: Path, src: Path, fmt: str, rows: int, workers: int) -> 
     naive = naive_jsonl if fmt == "jsonl" else naive_csv
     n, t_naive = naive(src)
     assert n == rows
+    n, t_ref = (reference_jsonl if fmt == "jsonl" else reference_csv)(src)
+    assert n == rows
     t1, rss1 = run_import_cli(src, folder / f"{fmt}1.h5", fmt, 1)
     tw, rssw = run_import_cli(src, folder / f"{fmt}w.h5", fmt, workers)
     same = shard_hashes(folder / f"{fmt}1.h5") == shard_hashes(folder / f"{fmt}w.h5")
     mb = src.stat().st_size / 2**20
-    rps = {"naive": rows / t_naive, "one_worker": rows / t1, "all_workers": rows / tw}
+    rps = {
+        "naive": rows / t_naive,
+        "reference": rows / t_ref,
+        "one_worker": rows / t1,
+        "all_workers": rows / tw,
+    }
     return {
         "rows": rows,
         "input_mb": round(mb, 1),
         "workers": workers,
         "seconds": {
             "naive": round(t_naive, 2),
+            "reference": round(t_ref, 2),
             "one_worker": round(t1, 2),
             "all_workers": round(tw, 2),
         },
         "rows_per_s": {k: round(v) for k, v in rps.items()},
         "mb_per_s": {k: round(v * mb / rows, 1) for k, v in rps.items()},
         "ratios": {
+            "all_vs_reference": round(rps["all_workers"] / rps["reference"], 2),
             "all_vs_naive": round(rps["all_workers"] / rps["naive"], 2),
             "all_vs_one": round(rps["all_workers"] / rps["one_worker"], 2),
             "one_vs_naive": round(rps["one_worker"] / rps["naive"], 2),
@@ -178,11 +238,14 @@ def cmd_bench_import(args: argparse.Namespace) -> int:
         sys.stdout.write(
             f"{name}: {r['rows']:,} rows ({r['input_mb']} MB), {r['workers']} workers\n"
             f"  naive        {rp['naive']:>10,} rows/s {mp['naive']:>7} MB/s (parse only)\n"
+            f"  reference    {rp['reference']:>10,} rows/s {mp['reference']:>7} MB/s "
+            "(issue #14's importer, parse only)\n"
             f"  1 worker     {rp['one_worker']:>10,} rows/s {mp['one_worker']:>7} MB/s "
             f"(peak RSS {r['peak_rss_mb']['one_worker']} MB)\n"
             f"  all workers  {rp['all_workers']:>10,} rows/s {mp['all_workers']:>7} MB/s "
             f"(peak RSS {r['peak_rss_mb']['all_workers']} MB)\n"
-            f"  ratios       all/naive {r['ratios']['all_vs_naive']}, all/one "
+            f"  ratios       all/reference {r['ratios']['all_vs_reference']}, "
+            f"all/naive {r['ratios']['all_vs_naive']}, all/one "
             f"{r['ratios']['all_vs_one']}; identical: {r['identical_for_1_and_all_workers']}\n"
         )
     return 0

@@ -104,36 +104,37 @@ def fast_jsonl(
         at = np.searchsorted(starts, np.fromiter((m.start() + 1 for m in ms), np.int64, len(ms)))
     if not found:
         return [], [], []
-    data_start = starts[at] + np.fromiter((len(g[0]) for g in found), np.int64, len(found))
+    heads, label_texts = zip(*found, strict=True)
+    data_start = starts[at] + np.fromiter(map(len, heads), np.int64, len(found))
     quotes = np.flatnonzero(np.frombuffer(buf, np.uint8) == 34)
     qi = np.searchsorted(quotes, data_start)
     has_close = qi < len(quotes)
     close = np.where(has_close, quotes[np.minimum(qi, len(quotes) - 1)], 0)
     line_end = starts[at] + lens[at]
-    ok = has_close & (close < line_end)
-    simple_end = ok & (close + 2 == line_end)
+    good = has_close & (close < line_end)
+    simple_end = good & (close + 2 == line_end)
     if simple_end.any():
         b = np.frombuffer(buf, np.uint8)
         simple_end &= b[np.minimum(close + 1, len(buf) - 1)] == 125  # '}'
-    ascii_all = buf.isascii()
-    idx: list[int] = []
-    labels: list[Any] = []
-    datas: list[bytes] = []
-    for k, (i, s0, c, e, easy, good) in enumerate(
-        zip(at.tolist(), data_start.tolist(), close.tolist(), line_end.tolist(),
-            simple_end.tolist(), ok.tolist(), strict=True)
-    ):  # fmt: skip
-        if not good or not (easy or tail.fullmatch(buf, c + 1, e)):
-            continue
-        if not ascii_all and not lines[i].isascii():
-            continue
-        lab = _label(found[k][1], labels_seen)
-        if lab is None:
-            continue
-        idx.append(i)
-        labels.append(lab)
-        datas.append(buf[s0:c])
-    return idx, labels, datas
+    for k in np.flatnonzero(good & ~simple_end).tolist():  # other members after the data
+        good[k] = tail.fullmatch(buf, int(close[k]) + 1, int(line_end[k])) is not None
+    if not buf.isascii():
+        for k in np.flatnonzero(good).tolist():
+            good[k] = lines[int(at[k])].isascii()
+    labs = list(map(labels_seen.get, label_texts))
+    missing = [k for k, lab in enumerate(labs) if lab is None] if None in labs else []
+    if missing:  # labels not seen before: each distinct text decoded once
+        for text in {label_texts[k] for k in missing}:
+            _label(text, labels_seen)
+        for k in missing:
+            labs[k] = labels_seen.get(label_texts[k])
+            good[k] &= labs[k] is not None
+    keep = np.flatnonzero(good)
+    if len(keep) != len(found):
+        labs = [labs[k] for k in keep.tolist()]
+    idx = at[keep].tolist()
+    datas = list(map(buf.__getitem__, map(slice, data_start[keep].tolist(), close[keep].tolist())))
+    return idx, labs, datas
 
 
 def _line_of(lines: list[bytes], positions: list[int]) -> np.ndarray:
@@ -182,6 +183,31 @@ def _fromstring(joined: bytes) -> np.ndarray | None:
             return None
 
 
+def _clean(s: bytes) -> bool:
+    """Digits and single commas between them, nothing else (not empty)."""
+    return bool(s) and not (
+        s.translate(None, _DIGITS_COMMA) or b",," in s or s[:1] == b"," or s[-1:] == b","
+    )
+
+
+def _block_clean(joined: bytes, datas: list[bytes], length: int) -> bool:
+    """Whether ``joined`` (the ``datas`` joined by commas) is ``_clean`` and each string
+    holds exactly ``length`` values: the comma after string ``i`` must be the
+    ``(i + 1) * length``-th comma of the whole (all from the comma positions)."""
+    n = len(datas)
+    if not joined or joined.translate(None, _DIGITS_COMMA):
+        return False
+    commas = np.flatnonzero(np.frombuffer(joined, np.uint8) == 44)
+    if commas.size != n * length - 1:
+        return False
+    if commas.size and (
+        commas[0] == 0 or commas[-1] == len(joined) - 1 or bool((np.diff(commas) == 1).any())
+    ):
+        return False
+    seps = np.cumsum(np.fromiter(map(len, datas), np.int64, n) + 1)[:-1] - 1
+    return bool(np.array_equal(commas[length - 1 :: length], seps))
+
+
 def fast_values(datas: list[bytes], length: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """Values ``(m, length)`` int64 of the data strings that are exactly ``length`` integers
     (digits and single commas) the storage dtype holds, and the mask of those strings (the
@@ -190,21 +216,13 @@ def fast_values(datas: list[bytes], length: int, dtype: np.dtype) -> tuple[np.nd
     none = np.empty((0, length), np.int64), np.zeros(n, bool)
     if length == 0 or n == 0:
         return none
-    ok = np.fromiter(map(bytes.count, datas, [b","] * n), np.int64, n) == length - 1
-    ok &= np.fromiter(map(len, datas), np.int64, n) > 0
-    chosen = datas if ok.all() else [d for d, g in zip(datas, ok.tolist(), strict=True) if g]
-    joined = b",".join(chosen)
-    if (
-        joined.translate(None, _DIGITS_COMMA)
-        or b",," in joined
-        or joined[:1] == b","
-        or joined[-1:] == b","
-    ):
-        # some string is odd (rare): check each
+    joined = b",".join(datas)
+    if _block_clean(joined, datas, length):  # the usual block
+        ok, chosen = np.ones(n, bool), datas
+    else:  # some string is odd (rare): check each
+        ok = np.fromiter(map(bytes.count, datas, [b","] * n), np.int64, n) == length - 1
         for j in np.flatnonzero(ok).tolist():
-            d = datas[j]
-            if d.translate(None, _DIGITS_COMMA) or b",," in d or d[:1] == b"," or d[-1:] == b",":
-                ok[j] = False
+            ok[j] = _clean(datas[j])
         chosen = [d for d, g in zip(datas, ok.tolist(), strict=True) if g]
         joined = b",".join(chosen)
     m = len(chosen)

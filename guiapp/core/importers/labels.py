@@ -68,6 +68,21 @@ def normalize(v: Any) -> int | str:
     raise ValueError(f"label {shown[:40]} is not an integer or a string")
 
 
+def _as_array(labels: Sequence[Any]) -> Sequence[Any] | np.ndarray:
+    """A chunk of plain ints (or of plain strings) as one array: its distinct values are
+    mapped once each, not row by row. Provisional ids then follow the values' order, not
+    the rows'; the classes do not depend on it (``finish`` orders them by value or name)."""
+    kind = type(labels[0])
+    if (kind is int or kind is str) and all(type(v) is kind for v in labels):
+        if kind is str and "\x00" in "".join(labels):  # numpy strings drop trailing NULs
+            return labels
+        try:
+            return np.asarray(labels, dtype=np.int64 if kind is int else None)
+        except OverflowError:
+            return labels
+    return labels
+
+
 class LabelMap:
     """Maps raw labels to provisional ids (pass 1) and then to class indices (pass 2)."""
 
@@ -113,6 +128,8 @@ class LabelMap:
         n = len(labels)
         out = np.full(n, -1, dtype=np.int32)
         errors: list[tuple[int, str]] = []
+        if not isinstance(labels, np.ndarray) and n:
+            labels = _as_array(labels)
         if isinstance(labels, np.ndarray) and labels.dtype.kind in "iuUS":
             uniq, inv = np.unique(labels, return_inverse=True)
             mapped = np.full(len(uniq), -1, dtype=np.int32)

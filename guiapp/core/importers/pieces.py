@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import asdict, dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -221,6 +222,16 @@ class PieceParser:
             self._label_ok[key] = ok
         return ok
 
+    def _labels_ok(self, labels: list[Any]) -> list[bool]:
+        """``label_ok`` of each label; a block of plain ints (or strings) by its distinct values."""
+        kind = type(labels[0]) if labels else None
+        if (kind is int or kind is str) and all(type(v) is kind for v in labels):
+            ok_of = {v: self.label_ok(v) for v in set(labels)}
+            if all(ok_of.values()):
+                return [True] * len(labels)
+            return [ok_of[v] for v in labels]
+        return [self.label_ok(v) for v in labels]
+
     def target_length(self) -> int | None:
         if self.fit.length is not None:
             return self.fit.length
@@ -300,9 +311,11 @@ class PieceParser:
         if self.spec.format != "jsonl":
             raw = self.spec.csv_layouts.get(str(piece.file))
             layout = None if raw is None else CsvLayout(*raw)  # type: ignore[arg-type]
-        stripped = [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
+        stripped = lines
+        if any(map(bytes.endswith, lines, repeat(b"\r"))):
+            stripped = [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
         fast_i, fast_lab, fast_x = self._fast(stripped, base, layout)
-        oks = [self.label_ok(v) for v in fast_lab]
+        oks = self._labels_ok(fast_lab)
         if len(fast_i) == len(lines) and all(oks):  # the usual block: every line fast
             at = np.arange(base, base + len(lines))
             out.add_block(
