@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -76,3 +78,32 @@ def test_consumer_in_tensorflow_equals_numpy(shape: tuple[int, ...], dtype: str,
     assert rp.checksum_np(x[perm], y[perm], word) == got
     x.reshape(-1).view(np.uint8)[7] ^= 1
     assert rp.checksum_np(x, y, word) != got
+
+
+def _resident_fraction(path: Path) -> float:
+    """The share of a file's pages in the page cache (``mincore`` on a mapping of it)."""
+    import ctypes
+    import mmap
+
+    size = path.stat().st_size
+    pages = -(-size // mmap.PAGESIZE)
+    libc = ctypes.CDLL(None, use_errno=True)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), size, access=mmap.ACCESS_COPY) as m:
+        view = (ctypes.c_ubyte * size).from_buffer(m)  # a private mapping, never written
+        vec = (ctypes.c_ubyte * pages)()
+        rc = libc.mincore(ctypes.c_void_p(ctypes.addressof(view)), ctypes.c_size_t(size), vec)
+        del view
+    assert rc == 0, ctypes.get_errno()
+    return sum(v & 1 for v in vec) / pages
+
+
+@pytest.mark.skipif(not hasattr(os, "posix_fadvise"), reason="no posix_fadvise")
+def test_cold_evicts_a_file_just_written(tmp_path: Path) -> None:
+    """``--cold`` drops every file of every path, the bench's own TFRecord file included,
+    which is still dirty when written: eviction writes it back first."""
+    path = tmp_path / "fresh.bin"
+    path.write_bytes(np.random.default_rng(0).bytes(8 << 20))
+    rp.warm([path])
+    assert _resident_fraction(path) > 0.9
+    rp.evict([path])
+    assert _resident_fraction(path) < 0.1
