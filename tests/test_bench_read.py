@@ -46,7 +46,7 @@ def test_bench_read_json_same_rows_through_every_path(make_dataset: MakeDataset)
     assert [row["threads"] for row in res["scaling"]] == [1, 2] and res["threads"] == 2
     assert all(sums[f"tfdata_{t}t"] == expected for t in (1, 2))
     assert res["tfrecord_rows"] == 6000 and 0.0 < res["mixing_score"] <= 1.0
-    assert set(res["tfrecord_tuned_settings"]) >= {"autotune", "parallel_calls", "buffer_mb"}
+    assert res["tfrecord_tuned_settings"] in rp.tfrecord_candidates(2)
     assert not list(path.parent.glob("**/*.tfrecord"))  # the bench cleans up after itself
 
 

@@ -212,12 +212,13 @@ def write_tfrecords(ds: Dataset, rows: int, path: Path, batch: int) -> int:
 
 #: TFRecord settings: the default is the tf.data guide's (AUTOTUNE everywhere); the tuned
 #: candidates set every stage by hand with the autotuner off, as the reader does. The bench
-#: times each candidate once and reports the best with its settings.
+#: times each candidate (the default too) once and reports the best with its settings.
 TFRECORD_DEFAULT: dict[str, Any] = {"autotune": True}
 
 
 def tfrecord_candidates(threads: int) -> list[dict[str, Any]]:
-    out = []
+    """The settings ``tfrecord_tuned`` chooses from (the default among them)."""
+    out = [TFRECORD_DEFAULT]
     for calls in sorted({1, threads}):
         for buffer_mb in (1, 16):
             out.append(
