@@ -107,3 +107,15 @@ def test_cold_evicts_a_file_just_written(tmp_path: Path) -> None:
     assert _resident_fraction(path) > 0.9
     rp.evict([path])
     assert _resident_fraction(path) < 0.1
+
+
+def test_bad_thread_list_is_one_line_exit_2(make_dataset: MakeDataset) -> None:
+    path = make_dataset(rows=1000)
+    r = subprocess.run(
+        [sys.executable, "-m", "guiapp", "bench", "read", str(path), "--threads", "2,0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "--threads '2,0'" in r.stderr
