@@ -154,7 +154,9 @@ def raw_limit(
             break
         want.append(blocks[i])
         total += blocks[i][2]
-    fds = [os.open(sh.path, os.O_RDONLY) for sh in ds.shards]
+    metas = list(ds.shards)  # each ``ds.shards[k]`` builds its ShardMeta anew: once here
+    offsets = [(sh.x_offset or 0, sh.y_offset or 0) for sh in metas]
+    fds = [os.open(sh.path, os.O_RDONLY) for sh in metas]
     rb = ds.row_nbytes
     sums = [0] * threads
 
@@ -164,10 +166,9 @@ def raw_limit(
         xmv, ymv = xb.data, yb.data
         c = 0
         for k, a, n in want[t::threads]:
-            sh = ds.shards[k]
-            assert sh.x_offset is not None and sh.y_offset is not None
-            _pread_all(fds[k], xmv[: n * rb], sh.x_offset + a * rb)
-            _pread_all(fds[k], ymv[: n * 4], sh.y_offset + a * 4)
+            xo, yo = offsets[k]
+            _pread_all(fds[k], xmv[: n * rb], xo + a * rb)
+            _pread_all(fds[k], ymv[: n * 4], yo + a * 4)
             c += checksum_np(xb[: n * rb], yb[: n * 4].view(LABEL_DTYPE), word)
         sums[t] = c
 
