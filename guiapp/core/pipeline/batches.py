@@ -29,10 +29,8 @@ from .reader import WindowReader
 MAX_DEFAULT_READER_THREADS = 8
 
 
-#: Segment (hand-off) sizing, see ``BatchPipeline.segment_batches``.
-SEGMENT_MIN_BATCHES = 4
+#: The least a segment (one hand-off to tf.data) holds, see ``BatchPipeline.segment_batches``.
 SEGMENT_MIN_BYTES = 4 << 20
-SEGMENT_MAX_BYTES = 64 << 20
 
 
 def default_reader_threads() -> int:
@@ -133,16 +131,12 @@ class BatchPipeline:
     @property
     def segment_batches(self) -> int:
         """Batches read by one call (one hand-off to tf.data): at least one window's worth
-        of rows, at least ``SEGMENT_MIN_BATCHES`` batches and ``SEGMENT_MIN_BYTES`` (what a
-        hand-off costs is fixed, ~0.1-0.4 ms, so it is spread over many batches), but no more
-        batches than fit in ``SEGMENT_MAX_BYTES`` beyond the window (memory). Which rows each
-        batch holds does not depend on it; docs/BENCHMARKS.md ("The reader's hand-off")."""
+        of rows and at least ``SEGMENT_MIN_BYTES`` (a hand-off costs a fixed ~0.1-0.4 ms,
+        so short rows get more batches per hand-off). Which rows each batch holds does not
+        depend on it; docs/BENCHMARKS.md ("The reader's hand-off")."""
         bs = self.plan.batch_size
         window = max(1, self.plan.window_blocks * self.plan.block_rows // bs)
-        batch_bytes = bs * (self.ds.row_nbytes + 4)
-        by_bytes = -(-SEGMENT_MIN_BYTES // batch_bytes)
-        cap = max(1, SEGMENT_MAX_BYTES // batch_bytes)
-        return max(window, min(max(SEGMENT_MIN_BATCHES, by_bytes), cap))
+        return max(window, -(-SEGMENT_MIN_BYTES // (bs * (self.ds.row_nbytes + 4))))
 
     def read_segment(self, epoch: int, b0: int, b1: int) -> tuple[np.ndarray, np.ndarray]:
         """Batches ``[b0, b1)`` of ``epoch``, back to back in one pooled buffer.
