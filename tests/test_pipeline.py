@@ -288,3 +288,32 @@ def test_keras_fit_from_the_dataset(tmp_path: Path) -> None:
     )
     assert len(hist.history["loss"]) == 3
     assert hist.history["accuracy"][-1] > 0.9
+
+
+class OneWindowSegments(BatchPipeline):
+    """The pipeline as it was before segments grew past one window (issue #13)."""
+
+    @property
+    def segment_batches(self) -> int:
+        return max(1, self.plan.window_blocks * self.plan.block_rows // self.plan.batch_size)
+
+
+def test_segment_size_changes_no_batch(tmp_path: Path) -> None:
+    """Short rows: a segment spans many windows (>= 4 MiB), yet every batch, in numpy, in
+    tf.data and resumed mid-segment, holds the rows it held with one-window segments."""
+    pytest.importorskip("tensorflow")
+    path = write_ids(tmp_path / "ids.h5", 9000, 4000)
+    kw = {"batch_size": 100, "block_rows": 128, "window_blocks": 2, "seed": 3}
+    new, old = BatchPipeline(path, **kw), OneWindowSegments(path, **kw)
+    assert new.segment_batches > 3 * old.segment_batches
+    want = collect(old)
+    assert len(want) == 90
+    for got in (collect(new), [(x.numpy(), y.numpy()) for x, y in new.tf_dataset(1)]):
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g[0], w[0])
+            np.testing.assert_array_equal(g[1], w[1])
+    resumed = [x.numpy() for x, _ in new.tf_dataset(1, start_batch=7)]
+    for g, w in zip(resumed, want[7:], strict=True):
+        np.testing.assert_array_equal(g, w[0])
+    assert len(resumed) == len(want) - 7

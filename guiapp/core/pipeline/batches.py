@@ -29,6 +29,10 @@ from .reader import WindowReader
 MAX_DEFAULT_READER_THREADS = 8
 
 
+#: The least a segment (one hand-off to tf.data) holds, see ``BatchPipeline.segment_batches``.
+SEGMENT_MIN_BYTES = 4 << 20
+
+
 def default_reader_threads() -> int:
     try:
         cores = len(os.sched_getaffinity(0))
@@ -126,9 +130,13 @@ class BatchPipeline:
     # -- segments -------------------------------------------------------------------------
     @property
     def segment_batches(self) -> int:
-        """Batches read by one call: about one window's worth of rows."""
-        window_rows = self.plan.window_blocks * self.plan.block_rows
-        return max(1, window_rows // self.plan.batch_size)
+        """Batches read by one call (one hand-off to tf.data): at least one window's worth
+        of rows and at least ``SEGMENT_MIN_BYTES`` (a hand-off costs a fixed ~0.1-0.4 ms,
+        so short rows get more batches per hand-off). Which rows each batch holds does not
+        depend on it; docs/BENCHMARKS.md ("The reader's hand-off")."""
+        bs = self.plan.batch_size
+        window = max(1, self.plan.window_blocks * self.plan.block_rows // bs)
+        return max(window, -(-SEGMENT_MIN_BYTES // (bs * (self.ds.row_nbytes + 4))))
 
     def read_segment(self, epoch: int, b0: int, b1: int) -> tuple[np.ndarray, np.ndarray]:
         """Batches ``[b0, b1)`` of ``epoch``, back to back in one pooled buffer.

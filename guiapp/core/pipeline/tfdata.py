@@ -1,12 +1,14 @@
 """The tf.data face of ``BatchPipeline`` (imported only by processes that train or bench).
 
-Per epoch: the segments (runs of whole batches, about one window each) ->
+Per epoch: the segments (runs of whole batches, at least a window and 4 MiB each) ->
 ``numpy_function(read_segment)`` in parallel (each call fills one 64-byte-aligned pooled
-buffer with ``preadv``; TensorFlow adopts it without a copy) -> ``rebatch(batch_size)``
-(a segment holds whole batches, so each batch is an aligned slice of it: no copy either) ->
-cast, augmentation, class weights only when asked for -> prefetch. The bytes are copied
-once, from the page cache into the segment buffer. A numpy_function call costs ~0.3 ms
-here, so it is paid per segment of thousands of rows, never per batch or row.
+buffer with ``preadv``; TensorFlow adopts it without a copy) -> prefetch of segments ->
+``rebatch(batch_size)`` (a segment holds whole batches, so each batch is an aligned slice
+of it: no copy either) -> cast, augmentation, class weights only when asked for, then a
+prefetch of batches (only then, or across epochs). The bytes are copied once, from the page
+cache into the segment buffer. A numpy_function call costs ~0.1-0.4 ms here and every
+stage between the reader and the consumer costs a fixed time per element, so those costs
+are paid per segment of thousands of rows, never per batch or row where it can be helped.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ def build_tf_dataset(
     weights = tf.constant(p.weights) if p.weights is not None else None
     spec = p.augment
     seed = p.plan.seed
+    # Enough segments read ahead to hold ``p.prefetch`` batches (at least two).
+    segment_prefetch = max(2, -(-p.prefetch // p.segment_batches))
 
     def one_epoch(epoch: int) -> Any:
         start = start_batch if epoch == epochs.start else 0
@@ -54,6 +58,8 @@ def build_tf_dataset(
 
         d = tf.data.Dataset.from_tensor_slices(segs)
         d = d.map(read_op, num_parallel_calls=p.threads, deterministic=True)
+        # The read-ahead holds segments (groups of batches), so its cost is paid per segment.
+        d = d.prefetch(segment_prefetch)
         # Segments hold whole batches, so every batch is one aligned slice: no copy.
         d = d.rebatch(bs, drop_remainder=p.plan.drop_remainder)
         if not spec.active:
@@ -71,6 +77,7 @@ def build_tf_dataset(
     if d is None:
         raise ValueError("no epochs to read")
 
+    per_batch_maps = spec.active or out_dtype != ds_dtype or weights is not None
     if out_dtype != ds_dtype or weights is not None:
 
         def finish(x: Any, y: Any) -> Any:
@@ -87,4 +94,7 @@ def build_tf_dataset(
     options.autotune.enabled = False
     # Order is fixed by the parallel map's own deterministic=True; the global
     # Options.deterministic flag costs a third of the throughput here, so it stays unset.
-    return d.with_options(options).prefetch(p.prefetch)
+    d = d.with_options(options)
+    # A prefetch of single batches costs a thread hand-off per batch (the reader's wall for
+    # short rows): it is there only to run per-batch maps ahead, or across epochs.
+    return d.prefetch(p.prefetch) if per_batch_maps or len(epochs) > 1 else d
