@@ -127,3 +127,15 @@ def rates(loss: float, correct: float, rows: int, wait_s: float, wall_s: float) 
         "supply_rows_per_s": rows / max(wait, 1e-9),
         "consume_rows_per_s": rows / max(wall - wait, 1e-9),
     }
+
+
+#: TensorFlow profiler's input-bound bands: below FINE the input keeps up, above BOUND
+#: the step mostly waits for it.
+FINE, BOUND = 0.05, 0.20
+
+
+def wait_band(fraction: float) -> str:
+    """``fine`` (< 5%), ``moderate`` (5-20%) or ``input-bound`` (> 20%)."""
+    if fraction < FINE:
+        return "fine"
+    return "moderate" if fraction <= BOUND else "input-bound"
