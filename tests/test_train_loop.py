@@ -18,18 +18,10 @@ import numpy as np
 import pytest
 from test_train import ENV, assert_same_history, events_of, guiapp  # noqa: F401
 
+from guiapp.bench.train import TINY
 from guiapp.core.train.meters import wait_band
 
-LINEAR = {
-    "name": "linear",
-    "input": {"shape": [25, 25, 1], "dtype": "float32"},
-    "layers": [{"type": "Flatten"}, {"type": "Dense", "units": 5, "activation": "softmax"}],
-    "loss": "sparse_categorical_crossentropy",
-    "optimizer": {"type": "adam", "learning_rate": 0.001, "schedule": None},
-    "metrics": ["accuracy"],
-    "mixed_precision": False,
-    "seed": 0,
-}
+LINEAR = TINY  # Flatten + Dense: next to no compute per row
 HEAVY = {
     **LINEAR,
     "name": "heavy",
