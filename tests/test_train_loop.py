@@ -26,8 +26,20 @@ HEAVY = {
     **LINEAR,
     "name": "heavy",
     "layers": [
-        {"type": "Conv2D", "filters": 64, "kernel_size": 5, "activation": "relu", "padding": "same"},
-        {"type": "Conv2D", "filters": 64, "kernel_size": 5, "activation": "relu", "padding": "same"},
+        {
+            "type": "Conv2D",
+            "filters": 64,
+            "kernel_size": 5,
+            "activation": "relu",
+            "padding": "same",
+        },
+        {
+            "type": "Conv2D",
+            "filters": 64,
+            "kernel_size": 5,
+            "activation": "relu",
+            "padding": "same",
+        },
         {"type": "MaxPooling2D", "pool_size": 5},
         {"type": "Flatten"},
         {"type": "Dense", "units": 5, "activation": "softmax"},
@@ -164,7 +176,9 @@ def test_steps_per_call_gives_the_same_run(tmp_path: Path, make_dataset) -> None
         assert r.returncode == 0, r.stderr[-2000:]
         runs[k] = events_of(r.stdout)
     positions = {
-        k: [(e["event"], e["epoch"], e["step"]) for e in ev if e["event"] in ("batch", "checkpoint")]
+        k: [
+            (e["event"], e["epoch"], e["step"]) for e in ev if e["event"] in ("batch", "checkpoint")
+        ]
         for k, ev in runs.items()
     }
     assert positions["1"] == positions["3"]

@@ -113,7 +113,9 @@ def _wait_detail(e: dict[str, Any]) -> str:
     """`` (fine; input 1.2M rows/s, model 40,000 rows/s)`` when the event carries the rates."""
     from .meters import wait_band
 
-    wait, supply, consume = (e.get(k) for k in ("input_wait", "supply_rows_per_s", "consume_rows_per_s"))
+    wait, supply, consume = (
+        e.get(k) for k in ("input_wait", "supply_rows_per_s", "consume_rows_per_s")
+    )
     if not isinstance(wait, (int, float)) or supply is None or consume is None:
         return ""
     return f" ({wait_band(wait)}; input {_n(supply):,.0f} rows/s, model {_n(consume):,.0f} rows/s)"

@@ -3,9 +3,12 @@
 Our own step under ``strategy.run`` (GradientTape + the Keras optimizer, whose
 ``apply_gradients`` all-reduces gradients across replicas), because stock Keras 3
 ``model.fit`` fails under MultiWorkerMirroredStrategy (keras-team/keras#20585). The same
-loop runs under OneDeviceStrategy, MirroredStrategy and MultiWorkerMirroredStrategy.
-Set-up and restore live in ``prepare``, the epoch's running sums in ``meters``; this module
-runs the epochs, checkpoints, evaluates and saves.
+loop runs under TensorFlow's default strategy (one device), OneDeviceStrategy,
+MirroredStrategy and MultiWorkerMirroredStrategy. Set-up and restore live in ``prepare``,
+the compiled steps (``--steps-per-call`` per call, sums kept on the device) in ``steps``,
+what an epoch reports in ``meters``; this module runs the epochs, checkpoints, evaluates
+and saves. Python reads the device only every ``--log-every`` steps, before a checkpoint
+and at an epoch's end, and each read checks the loss stayed finite.
 """
 
 from __future__ import annotations

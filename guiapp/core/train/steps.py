@@ -45,7 +45,9 @@ class DeviceTotals:
     ) -> list[float]:
         return [float(loss), float(correct), float(steps), float(wait_s), float(steps)]
 
-    def reset(self, loss: float = 0.0, correct: float = 0.0, steps: int = 0, wait_s: float = 0.0):
+    def reset(
+        self, loss: float = 0.0, correct: float = 0.0, steps: int = 0, wait_s: float = 0.0
+    ) -> None:
         """Start an epoch at these sums (zero, or a checkpoint's for a resumed epoch)."""
         self.var.assign(self.initial(loss, correct, steps, wait_s))
 
@@ -54,7 +56,7 @@ class DeviceTotals:
         return [float(v) for v in self.var.numpy()]
 
 
-def _perf_counter() -> np.ndarray:
+def _perf_counter() -> np.float64:
     return np.float64(time.perf_counter())
 
 
