@@ -113,6 +113,25 @@ def test_kmer_conv1d_trains(tmp_path: Path, kmers: Path) -> None:
     assert fin["event"] == "finished" and fin["val_accuracy"] is not None
 
 
+#: history.csv columns that measure time, not the model; the others must survive a resume
+WALL_TIME_COLUMNS = ("duration_s", "rows_per_s", "input_wait")
+
+
+def assert_same_history(ref: Path, run: Path) -> None:
+    """Every metric column of ``run``'s history.csv equals ``ref``'s (1e-6)."""
+    from guiapp.core.train.runfolder import RunFolder
+
+    a, b = RunFolder(ref).read_history(), RunFolder(run).read_history()
+    assert len(a) == len(b) and a
+    for ra, rb in zip(a, b, strict=True):
+        for k in ra:
+            if k in WALL_TIME_COLUMNS:
+                continue
+            assert (ra[k] == "") == (rb[k] == ""), k
+            if ra[k]:
+                np.testing.assert_allclose(float(rb[k]), float(ra[k]), rtol=1e-6, err_msg=k)
+
+
 def _final_weights(run: Path) -> list[np.ndarray]:
     import keras
 
@@ -150,6 +169,9 @@ def test_stop_then_resume_equals_uninterrupted(tmp_path: Path, images: Path) -> 
     assert started["resumed_from"]["step"] >= 10
     for a, b in zip(_final_weights(tmp_path / "ref"), _final_weights(out), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    # The epoch stopped in the middle reports the metrics of all its steps, not only of
+    # those after the resume (the checkpoint carries the epoch's running sums).
+    assert_same_history(tmp_path / "ref", out)
 
 
 def test_sigkill_then_resume(tmp_path: Path, images: Path) -> None:
@@ -175,6 +197,7 @@ def test_sigkill_then_resume(tmp_path: Path, images: Path) -> None:
     assert ref.returncode == 0
     for a, b in zip(_final_weights(tmp_path / "ref"), _final_weights(out), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert_same_history(tmp_path / "ref", out)
 
 
 def test_two_logical_devices(tmp_path: Path, images: Path) -> None:

@@ -35,6 +35,7 @@ OPTION_FIELDS = (
     "class_weights",
     "max_steps",
     "early_stopping",
+    "steps_per_call",
 )
 
 
@@ -96,6 +97,12 @@ def register(sub: Any) -> None:
         type=int,
         default=None,
         help="checkpoint every N steps (200) and every epoch",
+    )
+    a(
+        "--steps-per-call",
+        type=int,
+        default=None,
+        help="training steps per compiled call (1; a GPU with a small model: 8-32)",
     )
     a("--augment", default=None, help='on-the-fly augmentation JSON, e.g. {"flip_h": true}')
     a("--class-weights", default=None, choices=["balanced"])
@@ -167,7 +174,11 @@ def build_spec(args: argparse.Namespace) -> Any:
     given = {k: getattr(args, k) for k in OPTION_FIELDS if getattr(args, k) is not None}
     if args.spec or (args.resume and args.out and not (args.data or args.model or args.project)):
         spec = ExperimentSpec.load(args.spec) if args.spec else ExperimentSpec.of_folder(args.out)
-        runtime = {k: v for k, v in given.items() if k in ("devices", "log_every", "epochs")}
+        runtime = {
+            k: v
+            for k, v in given.items()
+            if k in ("devices", "log_every", "epochs", "steps_per_call")
+        }
         spec.base = dataclasses.replace(spec.base, **runtime)
         if args.parallel_trials:
             spec.parallel_trials = True

@@ -277,3 +277,13 @@ def not_a_run_folder(run: str | os.PathLike[str]) -> FileError:
         "holds files but is not a run folder (no config.json), so --restart will not replace it",
         "Choose another --out",
     )
+
+
+def loss_not_finite(epoch: int, step: int, value: float, what: str = "loss") -> UserError:
+    """Training diverged: ``epoch`` 0-based (shown 1-based), ``step`` the 1-based step of
+    that epoch whose loss (or, with ``what="weights"``, whose update) was NaN or infinite."""
+    word = "NaN" if value != value else "Inf"  # NaN is the one value unequal to itself
+    return UserError(
+        f"{what} became {word} at epoch {epoch + 1} step {step}: "
+        "lower the learning rate or check the data"
+    )

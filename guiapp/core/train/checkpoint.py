@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +37,30 @@ def _hash(position_json: str, groups: list[list[np.ndarray]]) -> str:
     return f"{HASH_NAME}:{h.hexdigest()}"
 
 
+def first_nonfinite(arrays: Iterable[Any]) -> float | None:
+    """The first NaN or infinite value among the float ``arrays``, or None if all are finite."""
+    for a in arrays:
+        a = np.asarray(a)
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            return float(a[~np.isfinite(a)].flat[0])
+    return None
+
+
 def save_checkpoint(
-    path: Path, model_vars: list[Any], opt_vars: list[Any], position: dict[str, Any]
+    path: Path,
+    model_vars: list[Any],
+    opt_vars: list[Any],
+    position: dict[str, Any],
+    nonfinite: Callable[[float], Exception] | None = None,
 ) -> None:
-    """Write variables (in order), the position and their content hash atomically."""
+    """Write variables (in order), the position and their content hash atomically. With
+    ``nonfinite``, a model variable holding NaN/Inf raises ``nonfinite(value)`` instead, and
+    the last checkpoint stays as it was."""
     path.parent.mkdir(parents=True, exist_ok=True)
     groups = [[np.asarray(v.numpy()) for v in vs] for vs in (model_vars, opt_vars)]
+    bad = first_nonfinite(groups[0]) if nonfinite is not None else None
+    if bad is not None and nonfinite is not None:
+        raise nonfinite(bad)
     position_json = json.dumps(position, default=float)
     try:
         _write(path, variables=(model_vars, opt_vars), groups=groups, position_json=position_json)

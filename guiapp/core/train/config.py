@@ -43,6 +43,10 @@ class TrainConfig:
     max_steps: int = 0  # stop after this many steps per epoch (0: all); for quick runs
     early_stopping: int = 0  # stop after this many epochs without a better val accuracy (0: off)
     tensorboard: bool = True  # also write TensorBoard event files into RUN_DIR/tensorboard
+    # Training steps per tf.function call (one Python round trip per call; 1 measured best
+    # on the CPU, docs/BENCHMARKS.md says what a GPU user should set). Results do not
+    # depend on it: calls end at every log, checkpoint and epoch boundary.
+    steps_per_call: int = 1
 
     @classmethod
     def from_json(cls, obj: Any, where: str = "config") -> TrainConfig:
@@ -126,12 +130,13 @@ RESUMABLE_CHANGES = (
     "worker_index",
     "epochs",
     "tensorboard",
+    "steps_per_call",
 )
 #: Fields that are ``guiapp train`` options of the same name (with dashes).
 OPTION_NAMES = (
     "data", "epochs", "batch", "val", "test", "folds", "fold", "seed", "devices", "augment",
     "class_weights", "max_steps", "log_every", "checkpoint_every", "worker_index",
-    "early_stopping",
+    "early_stopping", "steps_per_call",
 )  # fmt: skip
 
 
@@ -242,6 +247,7 @@ CHECKS: list[Callable[[TrainConfig], str | None]] = [
     _at_least("max_steps", 0, "0 trains every step of an epoch"),
     _at_least("log_every", 1, "emit a batch event every N >= 1 steps"),
     _at_least("checkpoint_every", 1, "checkpoint every N >= 1 steps"),
+    _at_least("steps_per_call", 1, "1 runs one step per call"),
     _at_least("worker_index", 0, "workers are numbered from 0"),
     check_augment,
     check_early_stopping,

@@ -1,7 +1,7 @@
 """One distribution strategy per device mode; the training loop is the same for all of them.
 
 ``--devices``:
-- ``auto``: the first GPU when there is one, else the CPU;
+- ``auto``: the first GPU when there is one, else the CPU (TensorFlow's default strategy);
 - ``cpu``: the CPU; ``cpu:N``: N logical CPU devices mirrored (to test multi-device code);
 - ``gpu:0,1`` (or ``gpu`` for all GPUs): ``MirroredStrategy`` over those GPUs.
 ``--cluster SPEC.json`` (with ``--worker-index``): ``MultiWorkerMirroredStrategy`` over the
@@ -84,10 +84,21 @@ def make_devices(
         )
     names = _configure_local(tf, devices)
     if len(names) == 1:
-        return Devices(tf.distribute.OneDeviceStrategy(names[0]), f"one device ({names[0]})")
+        return Devices(one_device(tf, names[0]), f"one device ({names[0]})")
     return Devices(
         tf.distribute.MirroredStrategy(names), f"{len(names)} devices mirrored ({', '.join(names)})"
     )
+
+
+def one_device(tf: Any, name: str) -> Any:
+    """TensorFlow's default strategy when ``name`` is the device TensorFlow places on by
+    itself (the first GPU, else the CPU), ``OneDeviceStrategy(name)`` otherwise. The same
+    loop runs under both; the default one costs less per step (``guiapp bench train``: the
+    tiny model trains ~1.5-2x faster than under OneDeviceStrategy on the CPU)."""
+    default = "/gpu:0" if tf.config.list_physical_devices("GPU") else "/cpu:0"
+    if name == default:
+        return tf.distribute.get_strategy()
+    return tf.distribute.OneDeviceStrategy(name)
 
 
 def _configure_local(tf: Any, devices: str) -> list[str]:

@@ -1,91 +1,141 @@
-"""``EpochMeters``: the running sums of one training epoch and the numbers the events carry.
+"""``EpochMeters``: the numbers one training epoch reports, read from the device's sums.
 
-It owns what the loop measures while it trains: the loss and correct-prediction sums, the
-rows seen, the time spent waiting for input, both for the current logging window (the
-``batch`` event: loss, accuracy, rows/s, input wait, ETA) and for the whole epoch (the
-``epoch`` event and the history row). How input wait is measured lives in ``fetch`` alone.
+The step adds its loss, correct predictions and input wait to :class:`~.steps.DeviceTotals`
+on the device; this reads them once per logging window (the ``batch`` event), before a
+checkpoint and at the end of the epoch (the ``epoch`` event and the history row), and
+turns them into what the events carry:
+
+- ``input_wait``: the fraction of the window's (or the epoch's) wall time the step spent
+  waiting for its next batch, absolute (TensorFlow profiler's bands: < 5% fine, 5-20%
+  moderate, > 20% input-bound);
+- ``supply_rows_per_s``: rows per second spent inside the iterator's ``get_next``: what
+  the input pipeline delivered while the step waited (an upper bound on its rate when it
+  keeps up, the step then barely waits; close to its rate when it is the bottleneck);
+- ``consume_rows_per_s``: rows per second of the time not spent waiting: what the model
+  consumes when input is free;
+- ``rows_per_s``: rows per second of wall time, the two together.
+
+Each read checks that every loss so far was finite; the first step whose loss was not
+raises :func:`~guiapp.core.errors.loss_not_finite`. ``position()`` is what a checkpoint
+stores of the epoch so far, so a resumed epoch's history row equals the uninterrupted one.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
-from collections.abc import Iterator
 from typing import Any
+
+from .. import errors
+from .steps import CORRECT, FINITE, LOSS, STEPS, WAIT_S, DeviceTotals
 
 
 @dataclasses.dataclass
 class EpochMeters:
+    totals: DeviceTotals
     epoch: int
     epochs: int
     steps: int
-    start_step: int
     global_batch: int
-    log_every: int
-    t_epoch: float
-    loss: float = 0.0
-    correct: float = 0.0
-    rows: int = 0
-    wait_s: float = 0.0
-    win_loss: float = 0.0
-    win_correct: float = 0.0
-    win_rows: int = 0
-    win_wait: float = 0.0
-    win_t: float = dataclasses.field(default_factory=time.perf_counter)
-    # Input wait: time next() takes beyond the fastest fetch seen (the iterator's own
-    # fixed cost when a batch is already waiting), i.e. time spent waiting for data.
-    fastest: float = float("inf")
+    start_step: int = 0
+    resumed: dict[str, float] | None = None  # a checkpoint's ``position()`` of this epoch
+    t_epoch: float = dataclasses.field(default_factory=time.perf_counter)
 
-    def fetch(self, it: Iterator[Any]) -> Any:
-        """The next batch from ``it``, counting the time spent waiting for it."""
-        t0 = time.perf_counter()
-        batch = next(it)
-        fetch = time.perf_counter() - t0
-        self.fastest = min(self.fastest, fetch)
-        waited = fetch - self.fastest
-        self.wait_s += waited
-        self.win_wait += waited
-        return batch
+    def __post_init__(self) -> None:
+        r = self.resumed or {}
+        self.before_s = float(r.get("elapsed_s", 0.0))  # wall time of the epoch before resume
+        self.totals.reset(
+            loss=r.get("loss", 0.0),
+            correct=r.get("correct", 0.0),
+            steps=self.start_step,
+            wait_s=r.get("wait_s", 0.0),
+        )
+        self.last = self.totals.initial(
+            r.get("loss", 0.0), r.get("correct", 0.0), self.start_step, r.get("wait_s", 0.0)
+        )
+        self.last_t = self.t_epoch
 
-    def add(self, loss_sum: float, correct: float) -> None:
-        """Count one global batch with its summed loss and number of correct predictions."""
-        self.loss += loss_sum
-        self.correct += correct
-        self.rows += self.global_batch
-        self.win_loss += loss_sum
-        self.win_correct += correct
-        self.win_rows += self.global_batch
+    def read(self) -> list[float]:
+        """The device's sums now; raises a UserError if a loss was NaN or infinite."""
+        sums = self.totals.read()
+        if not math.isfinite(sums[LOSS]):
+            raise errors.loss_not_finite(self.epoch, int(sums[FINITE]) + 1, sums[LOSS])
+        return sums
 
-    def window(self, step: int) -> dict[str, float]:
-        """The ``batch`` event's numbers for the window ending at ``step``; starts a new one."""
-        now = time.perf_counter()
-        out = {
-            "loss": self.win_loss / max(1, self.win_rows),
-            "accuracy": self.win_correct / max(1, self.win_rows),
-            "rows_per_s": self.win_rows / max(1e-9, now - self.win_t),
-            "input_wait": self.win_wait / max(1e-9, now - self.win_t),
-            "eta_s": (self.steps - step)
-            * (now - self.win_t)
-            / max(1, step % self.log_every or self.log_every)
-            + (self.epochs - self.epoch - 1)
-            * self.steps
-            * (now - self.t_epoch)
-            / max(1, step - self.start_step),
-        }
-        self.win_loss = self.win_correct = 0.0
-        self.win_rows = 0
-        self.win_wait = 0.0
-        self.win_t = now
+    def window(self) -> dict[str, float]:
+        """The ``batch`` event's numbers since the last window; starts a new one."""
+        sums, now = self.read(), time.perf_counter()
+        out = rates(
+            sums[LOSS] - self.last[LOSS],
+            sums[CORRECT] - self.last[CORRECT],
+            int(sums[STEPS] - self.last[STEPS]) * self.global_batch,
+            sums[WAIT_S] - self.last[WAIT_S],
+            now - self.last_t,
+        )
+        done = int(sums[STEPS])
+        per_step = (now - self.last_t) / max(1.0, sums[STEPS] - self.last[STEPS])
+        per_step_epoch = (now - self.t_epoch) / max(1, done - self.start_step)
+        out["eta_s"] = (self.steps - done) * per_step + (
+            self.epochs - self.epoch - 1
+        ) * self.steps * per_step_epoch
+        self.last, self.last_t = sums, now
         return out
 
+    def position(self) -> dict[str, float]:
+        """The epoch's sums so far, for a checkpoint (read from the device, checked)."""
+        sums = self.read()
+        return {
+            "loss": sums[LOSS],
+            "correct": sums[CORRECT],
+            "wait_s": sums[WAIT_S],
+            "elapsed_s": self.before_s + time.perf_counter() - self.t_epoch,
+        }
+
     def epoch_row(self) -> dict[str, Any]:
-        """The epoch's history row (before validation), timed from ``t_epoch`` to now."""
-        duration = time.perf_counter() - self.t_epoch
+        """The epoch's history row (before validation), its time counted across resumes."""
+        sums = self.read()
+        duration = self.before_s + time.perf_counter() - self.t_epoch
+        row = rates(
+            sums[LOSS],
+            sums[CORRECT],
+            int(sums[STEPS]) * self.global_batch,
+            sums[WAIT_S],
+            duration,
+        )
         return {
             "epoch": self.epoch,
-            "loss": self.loss / max(1, self.rows),
-            "accuracy": self.correct / max(1, self.rows),
+            "loss": row["loss"],
+            "accuracy": row["accuracy"],
             "duration_s": round(duration, 3),
-            "rows_per_s": round(self.rows / max(duration, 1e-9), 1),
-            "input_wait": round(self.wait_s / max(duration, 1e-9), 4),
+            "rows_per_s": round(row["rows_per_s"], 1),
+            "input_wait": round(row["input_wait"], 4),
+            "supply_rows_per_s": round(row["supply_rows_per_s"], 1),
+            "consume_rows_per_s": round(row["consume_rows_per_s"], 1),
         }
+
+
+def rates(loss: float, correct: float, rows: int, wait_s: float, wall_s: float) -> dict[str, float]:
+    """Mean loss, accuracy, input-wait fraction and the three rates of ``rows`` rows."""
+    wall = max(wall_s, 1e-9)
+    wait = min(max(wait_s, 0.0), wall)
+    return {
+        "loss": loss / max(1, rows),
+        "accuracy": correct / max(1, rows),
+        "rows_per_s": rows / wall,
+        "input_wait": wait / wall,
+        "supply_rows_per_s": rows / max(wait, 1e-9),
+        "consume_rows_per_s": rows / max(wall - wait, 1e-9),
+    }
+
+
+#: TensorFlow profiler's input-bound bands: below FINE the input keeps up, above BOUND
+#: the step mostly waits for it.
+FINE, BOUND = 0.05, 0.20
+
+
+def wait_band(fraction: float) -> str:
+    """``fine`` (< 5%), ``moderate`` (5-20%) or ``input-bound`` (> 20%)."""
+    if fraction < FINE:
+        return "fine"
+    return "moderate" if fraction <= BOUND else "input-bound"

@@ -33,6 +33,9 @@ class RunState:
     global_step: int = 0
     history: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     best: float | None = None
+    # The running sums of ``epoch`` up to ``step`` (``EpochMeters.position``), so a resumed
+    # epoch's history row equals the uninterrupted one; None at an epoch's start.
+    epoch_sums: dict[str, float] | None = None
 
     @classmethod
     def from_position(cls, position: dict[str, Any]) -> RunState:
@@ -42,6 +45,7 @@ class RunState:
             global_step=int(position.get("global_step", 0)),
             history=list(position.get("history", [])),
             best=position.get("best"),
+            epoch_sums=position.get("epoch_sums"),
         )
 
     def position(self) -> dict[str, Any]:
@@ -51,6 +55,7 @@ class RunState:
             "global_step": self.global_step,
             "history": self.history,
             "best": self.best,
+            "epoch_sums": self.epoch_sums if self.step else None,
         }
 
 

@@ -3,9 +3,12 @@
 Our own step under ``strategy.run`` (GradientTape + the Keras optimizer, whose
 ``apply_gradients`` all-reduces gradients across replicas), because stock Keras 3
 ``model.fit`` fails under MultiWorkerMirroredStrategy (keras-team/keras#20585). The same
-loop runs under OneDeviceStrategy, MirroredStrategy and MultiWorkerMirroredStrategy.
-Set-up and restore live in ``prepare``, the epoch's running sums in ``meters``; this module
-runs the epochs, checkpoints, evaluates and saves.
+loop runs under TensorFlow's default strategy (one device), OneDeviceStrategy,
+MirroredStrategy and MultiWorkerMirroredStrategy. Set-up and restore live in ``prepare``,
+the compiled steps (``--steps-per-call`` per call, sums kept on the device) in ``steps``,
+what an epoch reports in ``meters``; this module runs the epochs, checkpoints, evaluates
+and saves. Python reads the device only every ``--log-every`` steps, before a checkpoint
+and at an epoch's end, and each read checks the loss stayed finite.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import errors
+from ..errors import UserError
 from ..events import CancelToken, EventSink
 from ..pipeline import BatchPipeline
-from .checkpoint import save_checkpoint
+from .checkpoint import first_nonfinite, save_checkpoint
 from .config import TrainConfig
 from .devices import Devices
 from .early_stopping import best_epoch, restore_best, should_stop
@@ -28,7 +33,7 @@ from .meters import EpochMeters
 from .preflight import resolved_config
 from .prepare import PreparedRun, RunState, prepare_run
 from .runfolder import RunFolder
-from .steps import Steps, make_steps
+from .steps import Steps, call_size, make_steps
 
 
 class TrainingJob:
@@ -48,6 +53,7 @@ class TrainingJob:
         self.resume = resume
         self.run = RunFolder(cfg.out)
         self.chief = devices.is_chief
+        self._meters: EpochMeters | None = None
 
     # -- events --------------------------------------------------------------------------
     def emit(self, kind: str, **fields: Any) -> None:
@@ -122,7 +128,10 @@ class TrainingJob:
 
     # -- the epoch loop --------------------------------------------------------------------
     def _train_epoch(self, prep: PreparedRun, steps: Steps, state: RunState) -> EpochMeters | None:
-        """Run the epoch from ``state.step`` on; its meters, or None when cancelled."""
+        """Run the epoch from ``state.step`` on; its meters, or None when cancelled.
+
+        Each call runs ``--steps-per-call`` steps, fewer where a log, checkpoint or the
+        epoch's end comes sooner, so every one of them lands at its exact step."""
         cfg = self.cfg
         n, local, x_shape, train = prep.steps, prep.local, prep.x_shape, prep.train
         t_epoch = time.perf_counter()
@@ -133,20 +142,21 @@ class TrainingJob:
         )
         it = iter(dist)
         meters = EpochMeters(
+            steps.totals,
             epoch=state.epoch,
             epochs=cfg.epochs,
             steps=n,
-            start_step=state.step,
             global_batch=prep.global_batch,
-            log_every=cfg.log_every,
+            start_step=state.step,
+            resumed=state.epoch_sums,
             t_epoch=t_epoch,
         )
+        self._meters = meters
         while state.step < n:
-            batch = meters.fetch(it)
-            loss_sum, correct = steps.train(batch)
-            state.step += 1
-            state.global_step += 1
-            meters.add(float(loss_sum), float(correct))
+            k = call_size(state.step, n, cfg.steps_per_call, cfg.log_every, cfg.checkpoint_every)
+            steps.train(it, k)
+            state.step += k
+            state.global_step += k
             if state.step % cfg.log_every == 0 or state.step == n:
                 self.emit(
                     "batch",
@@ -154,7 +164,7 @@ class TrainingJob:
                     step=state.step,
                     steps=n,
                     global_step=state.global_step,
-                    **meters.window(state.step),
+                    **meters.window(),
                 )
             if self.cancel.cancelled:
                 return None
@@ -163,11 +173,18 @@ class TrainingJob:
         return meters
 
     def _checkpoint(self, prep: PreparedRun, state: RunState) -> None:
-        """Save the position (epoch, next step) with every model and optimizer variable."""
+        """Save the position (epoch, next step, the epoch's sums so far) with every model and
+        optimizer variable; a loss or weight that is not finite fails the run instead."""
+        meters = self._meters
+        state.epoch_sums = meters.position() if state.step and meters is not None else None
         if not self.chief:
             return
         save_checkpoint(
-            self.run.checkpoint, prep.model.variables, prep.optimizer.variables, state.position()
+            self.run.checkpoint,
+            prep.model.variables,
+            prep.optimizer.variables,
+            state.position(),
+            nonfinite=lambda v: self._diverged(prep, state, v),
         )
         self.emit(
             "checkpoint",
@@ -176,12 +193,23 @@ class TrainingJob:
             path=str(self.run.checkpoint),
         )
 
+    def _diverged(self, prep: PreparedRun, state: RunState, value: float) -> UserError:
+        """The error for weights found NaN/Inf at this position (at an epoch's start: after
+        the last step of the epoch before)."""
+        if state.step:
+            return errors.loss_not_finite(state.epoch, state.step, value, what="weights")
+        return errors.loss_not_finite(state.epoch - 1, prep.steps, value, what="weights")
+
     # -- evaluation and saving -------------------------------------------------------------
     def _end_epoch(
         self, prep: PreparedRun, steps: Steps, state: RunState, meters: EpochMeters
     ) -> None:
         """Validate, record the history row, save the best model, checkpoint the next epoch."""
         row = meters.epoch_row()
+        bad = first_nonfinite(v.numpy() for v in prep.model.weights)
+        if bad is not None:
+            state.step = prep.steps
+            raise self._diverged(prep, state, bad)
         if prep.val is not None:
             vl, va, _cm = _evaluate(prep, steps, prep.val)
             row.update(val_loss=vl, val_accuracy=va)

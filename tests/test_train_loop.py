@@ -1,0 +1,186 @@
+"""The training loop's meters, divergence and steps per call: real `guiapp train` processes.
+
+Input wait is classified into the profiler's bands only (< 5% fine, > 20% input-bound),
+with sizes chosen so the margins are wide on a loaded 2-core machine: the slow case reads
+gzip-compressed shards through h5py for a linear model (its windows wait ~60-85%), the
+fast case reads uncompressed shards for a convolutional model ~1000x heavier (~1%).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+from test_train import ENV, assert_same_history, events_of, guiapp  # noqa: F401
+
+from guiapp.bench.train import TINY
+from guiapp.core.train.meters import wait_band
+
+LINEAR = TINY  # Flatten + Dense: next to no compute per row
+HEAVY = {
+    **LINEAR,
+    "name": "heavy",
+    "layers": [
+        {
+            "type": "Conv2D",
+            "filters": 64,
+            "kernel_size": 5,
+            "activation": "relu",
+            "padding": "same",
+        },
+        {
+            "type": "Conv2D",
+            "filters": 64,
+            "kernel_size": 5,
+            "activation": "relu",
+            "padding": "same",
+        },
+        {"type": "MaxPooling2D", "pool_size": 5},
+        {"type": "Flatten"},
+        {"type": "Dense", "units": 5, "activation": "softmax"},
+    ],
+}
+
+
+def _spec(tmp_path: Path, spec: dict, **optimizer: object) -> Path:
+    spec = {**spec, "optimizer": {**spec["optimizer"], **optimizer}}
+    path = tmp_path / f"{spec['name']}.json"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("case", "compression", "model", "batch", "steps", "band"),
+    [
+        ("slow", "gzip", LINEAR, "128", "40", "input-bound"),
+        ("fast", None, HEAVY, "32", "16", "fine"),
+    ],
+)
+def test_input_wait_bands(
+    tmp_path: Path,
+    make_dataset,
+    case: str,
+    compression: str | None,
+    model: dict,
+    batch: str,
+    steps: str,
+    band: str,
+) -> None:
+    data = make_dataset(f"{case}.h5", 6000, capacity=4096, compression=compression)
+    with h5py.File(data.parent / f"{case}.shards" / "00000.h5") as f:
+        assert f["x"].compression == compression  # the slow case really reads through h5py
+    r = guiapp(
+        "train",
+        "--data",
+        data,
+        "--model",
+        _spec(tmp_path, model),
+        "--out",
+        tmp_path / "run",
+        "--batch",
+        batch,
+        "--max-steps",
+        steps,
+        "--log-every",
+        "4",
+        "--events",
+        "-",
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    ev = events_of(r.stdout)
+    windows = [e for e in ev if e["event"] == "batch"]
+    assert len(windows) >= 4
+    for e in windows:
+        assert 0.0 <= e["input_wait"] <= 1.0
+        assert e["supply_rows_per_s"] > 0 and e["consume_rows_per_s"] > 0
+        # wall rate = rows / (waiting + stepping): never above either of its parts
+        assert e["rows_per_s"] <= min(e["supply_rows_per_s"], e["consume_rows_per_s"]) * 1.001
+    # The first window also holds the step's compilation; the others are the steady state.
+    assert wait_band(statistics.median(e["input_wait"] for e in windows[1:])) == band
+    epoch = next(e for e in ev if e["event"] == "epoch")
+    assert {"input_wait", "supply_rows_per_s", "consume_rows_per_s"} <= set(epoch)
+    if band == "fine":
+        assert all(wait_band(e["input_wait"]) == "fine" for e in [*windows, epoch])
+
+
+def test_diverging_loss_stops_with_one_line_and_resumes(tmp_path: Path, make_dataset) -> None:
+    """SGD at learning rate 10 blows up within a few steps: exit 2, one line, a `failed`
+    event, the last checkpoint before it intact and finite, and `--resume` from it reaches
+    the same divergence at the same step."""
+    data = make_dataset("cells.h5", 1200, capacity=1024)
+    from guiapp.core.model import get_template
+
+    spec = _spec(tmp_path, get_template("cnn2d-small"), type="sgd", learning_rate=10.0)
+    out = tmp_path / "run"
+    args = ["train", "--data", data, "--model", spec, "--out", out, "--batch", "32"]
+    args += ["--log-every", "5", "--checkpoint-every", "2", "--events", "-"]
+    r = guiapp(*args)
+    assert r.returncode == 2, r.stderr[-2000:]
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    line = lines[0]
+    got = re.fullmatch(
+        r"guiapp: error: loss became (NaN|Inf) at epoch 1 step (\d+): "
+        r"lower the learning rate or check the data",
+        line,
+    )
+    assert got, line
+    step = got.group(2)
+    ev = events_of(r.stdout)
+    assert ev[-1]["event"] == "failed" and ev[-1]["reason"] == line.removeprefix("guiapp: error: ")
+    saved = [e["step"] for e in ev if e["event"] == "checkpoint"]
+    assert saved and all(s < int(step) for s in saved)  # it diverges after a checkpoint
+    assert not (out / "history.csv").exists() and not (out / "last.keras").exists()
+    assert not [p for p in out.rglob("*") if ".tmp" in p.name]  # nothing half-written
+    with h5py.File(out / "checkpoints" / "last.h5") as f:
+        assert json.loads(f.attrs["position"])["step"] == saved[-1]
+        for k in f["model"]:
+            assert np.isfinite(f["model"][k][()]).all()
+    again = guiapp(*args, "--resume")
+    assert again.returncode == 2 and again.stderr.strip() == line
+    assert events_of(again.stdout)[0]["resumed_from"]["step"] == saved[-1]
+
+
+def test_steps_per_call_gives_the_same_run(tmp_path: Path, make_dataset) -> None:
+    """Three steps per call (log every 5, checkpoint every 7: calls cut short at each)
+    trains to the same weights, history and checkpoint positions as one per call."""
+    data = make_dataset("cells.h5", 1200, capacity=1024)
+    runs = {}
+    for k in ("1", "3"):
+        r = guiapp(
+            "train",
+            "--data",
+            data,
+            "--model",
+            _spec(tmp_path, LINEAR),
+            "--out",
+            tmp_path / k,
+            "--epochs",
+            "2",
+            "--batch",
+            "32",
+            "--log-every",
+            "5",
+            "--checkpoint-every",
+            "7",
+            "--steps-per-call",
+            k,
+            "--events",
+            "-",
+        )
+        assert r.returncode == 0, r.stderr[-2000:]
+        runs[k] = events_of(r.stdout)
+    positions = {
+        k: [
+            (e["event"], e["epoch"], e["step"]) for e in ev if e["event"] in ("batch", "checkpoint")
+        ]
+        for k, ev in runs.items()
+    }
+    assert positions["1"] == positions["3"]
+    assert runs["1"][-1]["weights_hash"] == runs["3"][-1]["weights_hash"]
+    assert_same_history(tmp_path / "1", tmp_path / "3")
