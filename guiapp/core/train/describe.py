@@ -34,10 +34,18 @@ def describe_event(e: dict[str, Any], *, verbose: bool = False) -> str | None:
     return None if text is None else prefix + text
 
 
+def _position(e: dict[str, Any]) -> str:
+    """A run's position as every message says it: the epoch 1-based (as "epoch 2/3" is),
+    the steps done in it (``step 0``: the epoch has not started)."""
+    epoch = e.get("epoch")
+    shown = epoch + 1 if isinstance(epoch, int) and not isinstance(epoch, bool) else "?"
+    return f"epoch {shown} step {e.get('step', '?')}"
+
+
 def _text(kind: Any, e: dict[str, Any], verbose: bool) -> str | None:
     if kind == "started":
         resumed = e.get("resumed_from")
-        where = f" (resumed at epoch {resumed['epoch']} step {resumed['step']})" if resumed else ""
+        where = f" (resumed at {_position(resumed)})" if resumed else ""
         return (
             f"training{where} on {e.get('devices', '')}: {e.get('epochs', '?')} epoch(s) of "
             f"{e.get('steps_per_epoch', '?')} steps, global batch {e.get('global_batch', '?')}, "
@@ -64,7 +72,7 @@ def _text(kind: Any, e: dict[str, Any], verbose: bool) -> str | None:
             f"{_n(e.get('accuracy')):.4f}{val} ({_n(e.get('duration_s')):.1f} s)"
         )
     if kind == "checkpoint":
-        return f"checkpoint at epoch {e.get('epoch')} step {e.get('step')}" if verbose else None
+        return f"checkpoint at {_position(e)}" if verbose else None
     if kind == "evaluation":
         return (
             f"evaluation on {e.get('split', 'val')}: accuracy {_n(e.get('accuracy')):.4f}, "
@@ -84,7 +92,7 @@ def _text(kind: Any, e: dict[str, Any], verbose: bool) -> str | None:
         )
     if kind in ("stopped", "failed"):
         detail = e.get("reason") or e.get("message") or ""
-        where = f" at epoch {e['epoch']} step {e['step']}" if "step" in e else ""
+        where = f" at {_position(e)}" if "step" in e else ""
         return f"{kind}{where}{': ' + str(detail) if detail else ''}"
     if kind == "log":
         return str(e.get("message", ""))
