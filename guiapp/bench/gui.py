@@ -15,6 +15,7 @@ is a longest stall under 100 ms.
 
 from __future__ import annotations
 
+import cProfile
 import json
 import os
 import shutil
@@ -58,27 +59,36 @@ class Probe:
         self.timer.setInterval(PROBE_MS)
         self.timer.timeout.connect(self._tick)
         self.gaps: list[float] = []
+        self.busy: list[float] = []
         self.at: list[float] = []
         self.last = self.t0 = time.perf_counter()
+        self.cpu_last = self.cpu_t0 = time.thread_time()
         self.timer.start()
 
     def _tick(self) -> None:
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.thread_time()
         self.gaps.append((now - self.last) * 1000)
+        self.busy.append((cpu - self.cpu_last) * 1000)
         self.at.append(now - self.t0)
-        self.last = now
+        self.last, self.cpu_last = now, cpu
 
     def reset(self) -> None:
-        self.gaps, self.at = [], []
+        self.gaps, self.busy, self.at = [], [], []
         self.last = self.t0 = time.perf_counter()
+        self.cpu_last = self.cpu_t0 = time.thread_time()
 
     def figures(self, seconds: float) -> dict[str, Any]:
         gaps = np.asarray(self.gaps) if self.gaps else np.zeros(1)
         stall = np.maximum(gaps - PROBE_MS, 0)
+        busy = np.asarray(self.busy) if self.busy else np.zeros(1)
         return {
             "seconds": round(seconds, 2),
             "ticks": len(self.gaps),
             "max_stall_ms": round(float(stall.max()), 1),
+            # the GUI thread's own CPU time: between two ticks (its longest stretch of work,
+            # which other processes' load does not lengthen) and over the whole phase
+            "max_busy_ms": round(float(busy.max()), 1),
+            "gui_cpu_s": round(time.thread_time() - self.cpu_t0, 2),
             "p99_stall_ms": round(float(np.percentile(stall, 99)), 1),
             "stalls_over_50ms": int((stall > 50).sum()),
             "stalls_over_100ms": int((stall > 100).sum()),
@@ -86,6 +96,11 @@ class Probe:
                 [round(self.at[i], 2), round(float(stall[i]), 1)]
                 for i in np.argsort(stall)[::-1][:5]
                 if stall[i] > 50
+            ],
+            "busiest": [  # [seconds into the phase, GUI-thread CPU ms since the last tick]
+                [round(self.at[i], 2), round(float(busy[i]), 1)]
+                for i in np.argsort(busy)[::-1][:5]
+                if busy[i] > 20
             ],
         }
 
@@ -120,14 +135,22 @@ def run_gui_bench(out_json: str | None = None) -> dict[str, Any]:
         window.show()
         probe = Probe()
 
+        profile_dir = os.environ.get("GUIAPP_BENCH_PROFILE", "")
+
         def phase(name: str, seconds: float, step: Callable[[], bool] | None = None) -> None:
+            profiler = cProfile.Profile() if profile_dir else None
             probe.reset()
             t0 = time.perf_counter()
+            if profiler is not None:
+                profiler.enable()
             while time.perf_counter() - t0 < seconds:
                 app.processEvents()
                 if step is not None and step():
                     break
                 time.sleep(0.002)
+            if profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(str(Path(profile_dir) / f"{name}.prof"))
             result["phases"][name] = probe.figures(time.perf_counter() - t0)
 
         phase("idle", 2.0)
@@ -151,7 +174,14 @@ def run_gui_bench(out_json: str | None = None) -> dict[str, Any]:
         window.set_page(1)
         browser = window.page("Browser")
         browser.dataset_combo.setCurrentIndex(browser.dataset_combo.findText("big"))  # type: ignore[attr-defined]
-        phase("open_big", 30.0, lambda: browser.meta is not None)  # type: ignore[attr-defined]
+        opened: list[float] = []
+
+        def settled() -> bool:  # the header read, then a second for the first paints
+            if browser.meta is not None and not opened:  # type: ignore[attr-defined]
+                opened.append(time.perf_counter())
+            return bool(opened) and time.perf_counter() - opened[0] > 1.0
+
+        phase("open_big", 30.0, settled)
         bar = browser.grid.verticalScrollBar()  # type: ignore[attr-defined]
         rng = np.random.default_rng(0)
         targets = iter(

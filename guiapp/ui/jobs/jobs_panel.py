@@ -84,14 +84,19 @@ class JobRow:
         if item is None:
             item = QTableWidgetItem()
             self.table.setItem(r, column, item)
-        item.setText(text)
-        item.setToolTip(tooltip or text)
+        if item.text() != text or item.toolTip() != (tooltip or text):
+            item.setText(text)
+            item.setToolTip(tooltip or text)
 
     def on_progress(self, done: object, total: object, rate: object, eta: object) -> None:
         if isinstance(done, (int, float)) and isinstance(total, (int, float)) and total > 0:
             share = max(0.0, min(1.0, float(done) / float(total)))
-            self.bar.setValue(int(share * 1000))
-            self.bar.setFormat(f"{share:.0%}")
+            value = int(share * 1000)
+            # QProgressBar.setValue repaints at once (not at the next paint): move the bar
+            # by whole percents only, not on each of a job's many progress events
+            if abs(value - self.bar.value()) >= 10 or (value == 1000) != (self.bar.value() == 1000):
+                self.bar.setValue(value)
+                self.bar.setFormat(f"{share:.0%}")
         self.set_text(JobsPanel.ETA, format_eta(eta if isinstance(eta, (int, float)) else None))
         self.set_text(JobsPanel.RATE, format_rate(rate if isinstance(rate, (int, float)) else None))
 

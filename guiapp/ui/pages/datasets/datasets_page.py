@@ -30,6 +30,7 @@ from guiapp.core.units import human_bytes
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.dialogs.generate_dialog import GenerateDialog
 from guiapp.ui.dialogs.import_dialog import ImportDialog
+from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.datasets.dataset_jobs import DatasetJobs, saved_checks
 
@@ -108,6 +109,7 @@ class DatasetsPage(DatasetJobs, Page):
         self.loader.done.connect(self._info_loaded)
         self.loader.failed.connect(self._info_failed)
         self._project: Project | None = None
+        self.import_values: dict[str, Any] = {}  # the last import's form, until one succeeds
         self._update_buttons()
 
     # ------------------------------------------------------------------ project
@@ -258,6 +260,10 @@ class DatasetsPage(DatasetJobs, Page):
             self.project.datasets.remove(ref)
             self._changed()
 
+    def _keep_import_values(self, job: CliJob, dialog: ImportDialog) -> None:
+        self.import_values = dialog.values()
+        job.finished.connect(lambda ok, _msg: ok and self.import_values.clear())
+
     def open_generate_dialog(self) -> GenerateDialog:
         dialog = GenerateDialog(self.project.folder / "data", self)
         dialog.job_ready.connect(self.start_dataset_job)
@@ -266,7 +272,11 @@ class DatasetsPage(DatasetJobs, Page):
         return dialog
 
     def open_import_dialog(self) -> ImportDialog:
+        """The Import dialog; after a failed import it holds what the user had entered."""
         dialog = ImportDialog(self.project.folder / "data", self)
+        if self.import_values:
+            dialog.set_values(self.import_values)
+        dialog.job_ready.connect(lambda job, _out: self._keep_import_values(job, dialog))
         dialog.job_ready.connect(self.start_dataset_job)
         dialog.setModal(True)
         dialog.show()
