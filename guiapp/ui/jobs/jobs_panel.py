@@ -3,7 +3,9 @@
 Each row shows the job's name, status, a progress bar, ETA (h:mm:ss), rows/s and
 Cancel / Resume / Log buttons; training shows its steps like generation its rows. Finished
 jobs stay listed until "Clear finished"; a failed one opens the error panel above the
-table. :meth:`JobsPanel.history` and :meth:`JobsPanel.restore` keep the list in the project.
+table. A training run left running in the background is listed as well, with its
+progress read from its events file (:class:`~guiapp.ui.jobs.run_tail.FollowedJob`).
+:meth:`JobsPanel.history` and :meth:`JobsPanel.restore` keep the list in the project.
 """
 
 from __future__ import annotations
@@ -184,7 +186,9 @@ class JobsPanel(QDockWidget):
         return row
 
     def running_jobs(self) -> list[CliJob]:
-        return [r.job for r in self.rows if r.job.is_running()]
+        """This GUI's running child jobs (a followed background run is not one of them:
+        the Training page stops it or leaves it running)."""
+        return [r.job for r in self.rows if r.job.is_running() and not r.job.followed]
 
     def stop_all(self) -> None:
         for job in self.running_jobs():
@@ -233,6 +237,8 @@ class JobsPanel(QDockWidget):
         out = []
         for row in reversed(self.rows[:HISTORY_KEEP]):
             job = row.job
+            if job.followed:  # a reopen follows the run again
+                continue
             out.append(
                 {
                     "name": job.name,

@@ -57,6 +57,7 @@ class TrainingPage(DetachedRuns, Page):
         self._project: Project | None = None
         self.job: CliJob | None = None
         self.tail: EventsTail | None = None
+        self.followed = None
         self.run: dict[str, Any] | None = None  # the shown run's entry in project.runs
         self.history = RunHistory()
         self._log_lines = 0
@@ -142,6 +143,7 @@ class TrainingPage(DetachedRuns, Page):
         if self.tail is not None:
             self.tail.stop()
             self.tail = None
+            self.end_followed("stopped", unfollowed=True)
         self._project = project
         self.form.fill(project)
         self.run = None
