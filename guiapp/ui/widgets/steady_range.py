@@ -31,11 +31,10 @@ def data_bounds(arrays: Iterable[np.ndarray]) -> tuple[float, float] | None:
     lows, highs = [], []
     for a in arrays:
         a = np.asarray(a, np.float64)
+        a = a[np.isfinite(a)]
         if a.size:
-            lo, hi = np.nanmin(a), np.nanmax(a)  # NaN only when all are NaN
-            if np.isfinite(lo) and np.isfinite(hi):
-                lows.append(lo)
-                highs.append(hi)
+            lows.append(a.min())
+            highs.append(a.max())
     return (float(min(lows)), float(max(highs))) if lows else None
 
 
