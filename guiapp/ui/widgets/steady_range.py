@@ -18,6 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsItem
 
 FILL = 1 / 3  # data filling less of the range than this: the range is fitted again
+FIT_MARGIN = 0.03  # around data that grows no more (a run that ended)
 
 
 def cache_axes(plot: pg.PlotItem) -> None:
@@ -39,15 +40,22 @@ def data_bounds(arrays: Iterable[np.ndarray]) -> tuple[float, float] | None:
 
 
 def steady_span(
-    data: tuple[float, float] | None, shown: Sequence[float], headroom: tuple[float, float]
+    data: tuple[float, float] | None,
+    shown: Sequence[float],
+    headroom: tuple[float, float],
+    fit: bool = False,
 ) -> tuple[float, float] | None:
     """The new (low, high) range for ``data`` shown in ``shown``, or None to keep it.
 
-    ``headroom`` is the room left (low side, high side) as a share of the data's span."""
+    ``headroom`` is the room left (low side, high side) as a share of the data's span;
+    ``fit``: the data grows no more, fit it with a small margin."""
     if data is None:
         return None
     lo, hi = data
     span = hi - lo or abs(hi) or 1.0
+    if fit:
+        new = (lo - span * FIT_MARGIN, hi + span * FIT_MARGIN)
+        return None if np.allclose(new, shown) else new
     inside = shown[0] <= lo and hi <= shown[1]
     if inside and span >= (shown[1] - shown[0]) * FILL:
         return None
@@ -74,25 +82,32 @@ class SteadyRange:
     def _by_user(self, *_args: object) -> None:
         self.user = True
 
+    def reset(self) -> None:
+        """New data (another run): the range is the data's again, even after a zoom."""
+        self.user = False
+        self.view.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+
     def update(
         self,
         xs: Iterable[np.ndarray],
         ys: Iterable[np.ndarray],
         y_fixed: tuple[float, float] | None = None,
+        fit: bool = False,
     ) -> bool:
-        """Fit the range to the data when it left it; ``y_fixed`` replaces the y data's
-        bounds (a fraction plot shown from 0). True when the range moved."""
+        """Fit the range to the data when it left it (``fit``: to the data as it is, which
+        grows no more); ``y_fixed`` replaces the y data's bounds (a fraction plot shown
+        from 0). True when the range moved."""
         if any(self.view.autoRangeEnabled()):  # "A" pressed: follow the data again
             self.user = False
             self.view.disableAutoRange()
         if self.user:
             return False
         (x0, x1), (y0, y1) = self.view.viewRange()
-        new_x = steady_span(data_bounds(xs), (x0, x1), self.headroom[0])
+        new_x = steady_span(data_bounds(xs), (x0, x1), self.headroom[0], fit)
         if y_fixed is not None:
             new_y = None if (y0, y1) == y_fixed else y_fixed
         else:
-            new_y = steady_span(data_bounds(ys), (y0, y1), self.headroom[1])
+            new_y = steady_span(data_bounds(ys), (y0, y1), self.headroom[1], fit)
         if new_x is None and new_y is None:
             return False
         self.view.setRange(xRange=new_x or (x0, x1), yRange=new_y or (y0, y1), padding=0)

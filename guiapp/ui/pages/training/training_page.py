@@ -263,8 +263,9 @@ class TrainingPage(DetachedRuns, Page):
         if job is None:
             return
         status = job.status
-        if status == "failed" and message:
-            self.history.log.append(f"failed: {message}")
+        line = f"failed: {message}"
+        if status == "failed" and message and line not in self.history.log[-3:]:
+            self.history.log.append(line)
         self._ended(status, message)
         callbacks, self._after_stop = self._after_stop, []
         for callback in callbacks:

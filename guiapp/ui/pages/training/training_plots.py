@@ -138,6 +138,8 @@ class TrainingPlots(QWidget):
     def set_history(self, history: RunHistory) -> None:
         self.history = history
         self._shown_events = -1
+        for steady in self.ranges.values():
+            steady.reset()
         self.refresh()
 
     def points(self, key: str) -> int:
@@ -153,6 +155,7 @@ class TrainingPlots(QWidget):
         self._shown_events = h.events
         x = h.step.view()
         ex = h.epoch_step.view()
+        fit = h.status not in ("new", "running")  # an ended run: no room left for growth
         for key in ("loss", "accuracy"):
             raw, smooth = h.batch[key].view(), centred_mean(h.batch[key].view())
             train, val = h.epoch[key].view(), h.epoch[f"val_{key}"].view()
@@ -160,13 +163,13 @@ class TrainingPlots(QWidget):
             self.curves[f"{key}_smooth"].setData(x, smooth, skipFiniteCheck=True)
             self.curves[f"{key}_epoch"].setData(ex, train, skipFiniteCheck=True)
             self.curves[f"val_{key}_epoch"].setData(ex, val, skipFiniteCheck=True)
-            self.ranges[key].update((x, ex), (raw, train, val))
+            self.ranges[key].update((x, ex), (raw, train, val), fit=fit)
         rate = h.batch["rows_per_s"].view()
         self.curves["rows_per_s"].setData(x, rate, skipFiniteCheck=True)
-        self.ranges["rows_per_s"].update((x,), (rate,))
+        self.ranges["rows_per_s"].update((x,), (rate,), fit=fit)
         wait = h.batch["input_wait"].view()
         self.curves["input_wait"].setData(x, wait, skipFiniteCheck=True)
         finite = wait[np.isfinite(wait)]
         # from 0 to 0.3 (the bands), or to the highest wait rounded up to a tenth
         top = 0.3 if not len(finite) else min(1.0, math.ceil(float(finite.max()) * 11) / 10)
-        self.ranges["input_wait"].update((x,), (), y_fixed=(0.0, max(0.3, top)))
+        self.ranges["input_wait"].update((x,), (), y_fixed=(0.0, max(0.3, top)), fit=fit)
