@@ -18,7 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsItem
 
 FILL = 1 / 3  # data filling less of the range than this: the range is fitted again
-FIT_MARGIN = 0.03  # around data that grows no more (a run that ended)
+FIT_MARGIN = 0.05  # around data that grows no more (a run that ended)
 
 
 def cache_axes(plot: pg.PlotItem) -> None:
