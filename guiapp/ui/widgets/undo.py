@@ -3,7 +3,7 @@ before and after it (copies), which undo and redo hand back to the page.
 
 :class:`StateEdit` is the command (the Model page's edits, ``pages/model/model_undo.py``,
 and :class:`ListHistory`'s); :class:`ListHistory` is the undo stack of one list of the
-project (the Datasets page's datasets, the Runs page's runs): ``record(text)`` after each
+project (the Datasets page's datasets, the Runs page's list of runs): ``record(text)`` after each
 change pushes "before -> now". The window's Edit menu binds its Undo/Redo to the current
 page's ``undo_stack`` (``main_menus.py``).
 """
@@ -34,9 +34,11 @@ class StateEdit(QUndoCommand):
         before: Any,
         after: Any,
         merge_key: object = None,
+        copy_state: Callable[[Any], Any] = copy.deepcopy,
     ) -> None:
         super().__init__(text)
         self.restore, self.before, self.after, self.merge_key = restore, before, after, merge_key
+        self.copy_state = copy_state
         self._applied = True
 
     def id(self) -> int:
@@ -52,41 +54,49 @@ class StateEdit(QUndoCommand):
         if self._applied:
             self._applied = False
             return
-        self.restore(copy.deepcopy(self.after))
+        self.restore(self.copy_state(self.after))
 
     def undo(self) -> None:
-        self.restore(copy.deepcopy(self.before))
+        self.restore(self.copy_state(self.before))
 
 
 class ListHistory:
     """The undo stack of one list of the project, ``items()`` (edited in place).
 
     ``record(text)`` after each change; undo and redo put the list back as it was and
-    call ``restored()`` (the page redraws and marks the project changed).
+    call ``restored()`` (the page redraws and marks the project changed). A list whose
+    items are edited in place is kept as deep copies; one whose items are only removed
+    and added (``deep=False``) keeps the items themselves, so that other pages holding
+    one (the Training page's run) still hold the project's after an undo.
     """
 
     def __init__(
-        self, parent: QObject, items: Callable[[], list[Any]], restored: Callable[[], None]
+        self,
+        parent: QObject,
+        items: Callable[[], list[Any]],
+        restored: Callable[[], None],
+        deep: bool = True,
     ) -> None:
         self.stack = QUndoStack(parent)
         self.items, self.restored = items, restored
+        self.copy: Callable[[Any], Any] = copy.deepcopy if deep else list
         self._state: list[Any] = []
         self._restoring = False
 
     def reset(self) -> None:
         """A new project: nothing to undo; edits start from its list as it is."""
         self.stack.clear()
-        self._state = copy.deepcopy(self.items())
+        self._state = self.copy(self.items())
 
     def record(self, text: str) -> None:
         """The list changed: push "before -> now" as one step called ``text``."""
         if self._restoring:
             return
-        now = copy.deepcopy(self.items())
+        now = self.copy(self.items())
         if now == self._state:
             return
         before, self._state = self._state, now
-        self.stack.push(StateEdit(self._restore, text, before, now))
+        self.stack.push(StateEdit(self._restore, text, before, now, copy_state=self.copy))
 
     def _restore(self, state: list[Any]) -> None:
         self._restoring = True
@@ -95,4 +105,4 @@ class ListHistory:
             self.restored()
         finally:
             self._restoring = False
-        self._state = copy.deepcopy(self.items())
+        self._state = self.copy(self.items())
