@@ -6,6 +6,8 @@ event loop being busy (a stall). Phases, each measured separately, in one offscr
 - ``idle``: the window alone (the probe's own jitter);
 - ``jobs``: a generation job and a training job run at once through ``CliJob`` (the
   Training page's live plots and log update as in normal use);
+- ``open_big``: the Browser is shown, then a 10^7-row dataset is picked in it (until a
+  second after its header was read);
 - ``browser_scroll``: the Browser scrolls through a 10^7-row dataset (written first with
   ``DatasetWriter``: one shard, 4x4 uint8 samples, large appends).
 
@@ -178,17 +180,24 @@ def run_gui_bench(out_json: str | None = None) -> dict[str, Any]:
         result["phases"]["jobs"]["generation"] = gen2.status
         result["phases"]["jobs"]["training"] = train.status if train is not None else "not started"
 
-        window.set_page(1)
         browser = window.page("Browser")
-        browser.dataset_combo.setCurrentIndex(browser.dataset_combo.findText("big"))  # type: ignore[attr-defined]
-        opened: list[float] = []
+        steps: dict[str, float] = {}
 
-        def settled() -> bool:  # the header read, then a second for the first paints
-            if browser.meta is not None and not opened:  # type: ignore[attr-defined]
-                opened.append(time.perf_counter())
-            return bool(opened) and time.perf_counter() - opened[0] > 1.0
+        def show_then_open() -> bool:
+            """The user shows the Browser, then a moment later picks the 10^7-row dataset;
+            the phase ends a second after its header was read (the first paints are in)."""
+            now = time.perf_counter()
+            if "shown" not in steps:
+                window.set_page(1)
+                steps["shown"] = now
+            elif "picked" not in steps and now - steps["shown"] > 0.5:
+                browser.dataset_combo.setCurrentIndex(browser.dataset_combo.findText("big"))  # type: ignore[attr-defined]
+                steps["picked"] = now  # (the page forgets the shown dataset's header at once)
+            elif "picked" in steps and "opened" not in steps and browser.meta is not None:  # type: ignore[attr-defined]
+                steps["opened"] = now
+            return "opened" in steps and now - steps["opened"] > 1.0
 
-        phase("open_big", 30.0, settled)
+        phase("open_big", 30.0, show_then_open)
         bar = browser.grid.verticalScrollBar()  # type: ignore[attr-defined]
         rng = np.random.default_rng(0)
         targets = iter(
