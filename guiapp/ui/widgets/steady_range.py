@@ -93,17 +93,24 @@ class SteadyRange:
         ys: Iterable[np.ndarray],
         y_fixed: tuple[float, float] | None = None,
         fit: bool = False,
+        x_planned: tuple[float, float] | None = None,
     ) -> bool:
         """Fit the range to the data when it left it (``fit``: to the data as it is, which
         grows no more); ``y_fixed`` replaces the y data's bounds (a fraction plot shown
-        from 0). True when the range moved."""
+        from 0); ``x_planned`` is where x will go (a run's planned steps): shown from the
+        first point while the data stays in it. True when the range moved."""
         if any(self.view.autoRangeEnabled()):  # "A" pressed: follow the data again
             self.user = False
             self.view.disableAutoRange()
         if self.user:
             return False
         (x0, x1), (y0, y1) = self.view.viewRange()
-        new_x = steady_span(data_bounds(xs), (x0, x1), self.headroom[0], fit)
+        x_data = data_bounds(xs)
+        planned = x_planned is not None and x_data is not None and not fit
+        if planned and x_planned[0] <= x_data[0] and x_data[1] <= x_planned[1]:  # type: ignore[index]
+            new_x = None if np.allclose((x0, x1), x_planned) else x_planned  # type: ignore[arg-type]
+        else:
+            new_x = steady_span(x_data, (x0, x1), self.headroom[0], fit)
         if y_fixed is not None:
             new_y = None if (y0, y1) == y_fixed else y_fixed
         else:

@@ -64,6 +64,13 @@ def centred_mean(y: np.ndarray, half: int = SMOOTH_HALF) -> np.ndarray:
     return out
 
 
+def planned_steps(history: RunHistory) -> int:
+    """The run's planned steps (epochs x steps per epoch, from its ``started``), 0 unknown."""
+    epochs, steps = history.started.get("epochs"), history.started.get("steps_per_epoch")
+    ok = all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (epochs, steps))
+    return int(epochs) * int(steps) if ok else 0  # type: ignore[arg-type]
+
+
 def curve(plot: pg.PlotItem, name: str, color: tuple[int, ...], **kw: object) -> pg.PlotDataItem:
     return plot.plot([], [], name=name, pen=pg.mkPen(color, width=kw.pop("width", 2)), **kw)
 
@@ -156,6 +163,8 @@ class TrainingPlots(QWidget):
         x = h.step.view()
         ex = h.epoch_step.view()
         fit = h.status not in ("new", "running")  # an ended run: no room left for growth
+        planned = planned_steps(h)
+        kw = {"fit": fit, "x_planned": (0.0, planned * 1.02) if planned else None}
         for key in ("loss", "accuracy"):
             raw, smooth = h.batch[key].view(), centred_mean(h.batch[key].view())
             train, val = h.epoch[key].view(), h.epoch[f"val_{key}"].view()
@@ -163,13 +172,13 @@ class TrainingPlots(QWidget):
             self.curves[f"{key}_smooth"].setData(x, smooth, skipFiniteCheck=True)
             self.curves[f"{key}_epoch"].setData(ex, train, skipFiniteCheck=True)
             self.curves[f"val_{key}_epoch"].setData(ex, val, skipFiniteCheck=True)
-            self.ranges[key].update((x, ex), (raw, train, val), fit=fit)
+            self.ranges[key].update((x, ex), (raw, train, val), **kw)
         rate = h.batch["rows_per_s"].view()
         self.curves["rows_per_s"].setData(x, rate, skipFiniteCheck=True)
-        self.ranges["rows_per_s"].update((x,), (rate,), fit=fit)
+        self.ranges["rows_per_s"].update((x,), (rate,), **kw)
         wait = h.batch["input_wait"].view()
         self.curves["input_wait"].setData(x, wait, skipFiniteCheck=True)
         finite = wait[np.isfinite(wait)]
         # from 0 to 0.3 (the bands), or to the highest wait rounded up to a tenth
         top = 0.3 if not len(finite) else min(1.0, math.ceil(float(finite.max()) * 11) / 10)
-        self.ranges["input_wait"].update((x,), (), y_fixed=(0.0, max(0.3, top)), fit=fit)
+        self.ranges["input_wait"].update((x,), (), y_fixed=(0.0, max(0.3, top)), **kw)
