@@ -80,6 +80,7 @@ class MainMenus:
         self.action_redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
         edit_menu.addActions([self.action_undo, self.action_redo])
         self.stack.currentChanged.connect(self._page_shown)
+        self._page_shown(self.stack.currentIndex())  # the page the window opens on
 
         view_menu = bar.addMenu("&View")
         self.page_actions: list[QAction] = []

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import open_project
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
 from guiapp.core.project import DatasetRef
@@ -128,3 +129,40 @@ def test_missing_dataset_is_shown_and_located_and_checked(
     job = page.check_selected()
     assert job is not None
     qtbot.waitUntil(lambda: cell(page, 0, page.STATUS) == "checked OK", timeout=30_000)
+
+
+def test_undo_redo_adding_renaming_and_removing_datasets_from_the_edit_menu(
+    window: MainWindow, qtbot, tmp_path: Path, make_dataset
+) -> None:
+    page = page_of(window)
+    window.set_page(window.pages.index(page))
+    a, b = make_dataset(tmp_path / "a.h5", 50), make_dataset(tmp_path / "b.h5", 60)
+    assert not window.action_undo.isEnabled()  # a new project: nothing to undo
+    page.add_dataset(a)
+    page.add_dataset(b)
+    assert [r.name for r in window.project.datasets] == ["a", "b"]
+    assert "Add dataset b" in window.action_undo.text()
+
+    name = page.table.item(0, page.NAME)  # the Name cell is edited in place
+    assert name.flags() & Qt.ItemFlag.ItemIsEditable
+    assert not page.table.item(0, page.ROWS).flags() & Qt.ItemFlag.ItemIsEditable
+    name.setText("alpha")
+    assert window.project.datasets[0].name == "alpha" and cell(page, 0, page.NAME) == "alpha"
+    page.table.selectRow(1)
+    page.remove_button.click()
+    assert [r.name for r in window.project.datasets] == ["alpha"]
+    assert "Remove dataset b" in window.action_undo.text() and window.is_modified()
+
+    window.action_undo.trigger()  # b comes back, where it was, and is shown
+    assert [r.name for r in window.project.datasets] == ["alpha", "b"]
+    assert page.table.rowCount() == 2 and cell(page, 1, page.NAME) == "b"
+    assert window.project.datasets[1].path == b.absolute()
+    window.action_undo.trigger()
+    assert [r.name for r in window.project.datasets] == ["a", "b"]
+    window.action_redo.trigger()
+    window.action_redo.trigger()
+    assert [r.name for r in window.project.datasets] == ["alpha"]
+    while page.undo_stack.canUndo():
+        page.undo_stack.undo()
+    assert window.project.datasets == []
+    assert page.table.rowCount() == 0 and page.empty_label.isVisible()

@@ -65,3 +65,42 @@ def test_skip_says_how_many_rows_it_dropped(qtbot, tmp_path: Path, dialogs) -> N
     assert "skipped 48 of 50 rows" in text and "kept 2" in text
     assert "reads.jsonl:3" in text  # the first reasons, file:line
     assert ("warning", "Import skipped rows", text) in dialogs.shown
+
+
+def test_after_a_failed_import_the_dialog_reopens_with_what_was_entered(
+    qtbot, tmp_path: Path
+) -> None:
+    from conftest import open_project
+
+    src = write_jsonl(tmp_path / "reads.jsonl", 20, bad={5})  # abort: the import fails
+    window = open_project(qtbot, tmp_path, "Import")
+    page = window.page("Datasets")
+    dialog = page.open_import_dialog()
+    dialog.source.set_path(src)
+    dialog.output.set_path(tmp_path / "mine.h5")
+    dialog.label_field.setText("label")
+    dialog.class_names.setText("g0,g1")
+    dialog.seed.setValue(7)
+    dialog.preview_rows.setValue(50)
+    entered = dialog.values()
+    dialog.start_button.click()
+    assert not dialog.isVisible()
+    job = window.jobs_panel.rows[0].job
+    qtbot.waitUntil(lambda: job.status == "failed", timeout=60_000)
+
+    again = page.open_import_dialog()
+    assert again is not dialog and again.isVisible()
+    assert again.values() == entered
+    assert again.source.path() == str(src) and again.output.path() == str(tmp_path / "mine.h5")
+    assert again.class_names.text() == "g0,g1" and again.seed.value() == 7
+    assert again.preview_table.rowCount() == 20  # the preview is shown again too
+    again.reject()
+
+    src.write_text(src.read_text().replace("{not json", '{"label": "g1", "data": [1, 2, 3]}'))
+    again = page.open_import_dialog()
+    again.overwrite.setChecked(True)
+    again.start_button.click()
+    job = window.jobs_panel.rows[0].job
+    qtbot.waitUntil(lambda: job.status == "finished", timeout=60_000)
+    fresh = page.open_import_dialog()  # a successful import: the next one starts blank
+    assert fresh.source.path() == "" and fresh.class_names.text() == ""

@@ -169,3 +169,34 @@ sys.exit(1 if bad else 0)
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_removing_runs_from_the_list_undoes_from_the_edit_menu(
+    qtbot, tmp_path: Path, make_dataset
+) -> None:
+    data = make_dataset(tmp_path / "d.h5", 300, shape=(4, 4), classes=3)
+    refs = [
+        {"path": str(fake_run(tmp_path / "runs" / n, data)), "name": n, "status": "finished"}
+        for n in ("r1", "r2")
+    ]
+    refs.append({"path": str(tmp_path / "runs" / "r3"), "name": "r3", "status": "running"})
+    window = open_project(qtbot, tmp_path, "Runs", {"d": data}, refs)
+    window.set_page(4)
+    runs = window.page("Runs")
+    qtbot.waitUntil(lambda: runs.table.rowCount() == 3, timeout=10_000)
+    kept = window.project.runs[1]  # another page may hold this very entry (Training)
+    runs.table.selectRow(1)
+    runs.remove_button.click()
+    assert [r["name"] for r in window.project.runs] == ["r1", "r3"]
+    assert runs.table.rowCount() == 2 and window.is_modified()
+    assert Path(kept["path"]).is_dir()  # the folder stays
+    assert "Remove run r2" in window.action_undo.text()
+    runs.table.selectRow(1)  # r3 is running: it stays
+    assert runs.remove_selected() == 0 and len(window.project.runs) == 2
+    assert "running run stays" in window.statusBar().currentMessage()
+
+    window.action_undo.trigger()
+    assert [r["name"] for r in window.project.runs] == ["r1", "r2", "r3"]
+    assert window.project.runs[1] is kept and runs.table.rowCount() == 3
+    window.action_redo.trigger()
+    assert [r["name"] for r in window.project.runs] == ["r1", "r3"]

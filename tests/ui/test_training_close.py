@@ -51,8 +51,20 @@ def test_close_leaves_the_run_running_and_reopening_reattaches(
         page = again.page("Training")
         qtbot.waitUntil(lambda: page.tail is not None, timeout=LONG)
         assert page.is_running() and page.stop_button.isEnabled()
+        # the Jobs panel lists the run in the background, its progress read from its file
+        panel = again.jobs_panel
+        row = panel.rows[0]
+        assert row.job is page.followed and row.job.followed and row.job.pid() == pid
+        assert row.job.name.endswith("(in the background)")
+        assert panel.running_jobs() == []  # not this GUI's child: the quit asks about it apart
+        assert row.cancel_button.isEnabled() and not row.resume_button.isVisible()
+        shares: list[int] = []
+        row.job.progress.connect(lambda *_a: shares.append(row.bar.value()))
         qtbot.waitUntil(lambda: not page.is_running(), timeout=LONG)
         assert page.history.status == "finished"
+        assert any(0 < v < 1000 for v in shares) and row.bar.value() == 1000
+        assert panel.table.item(0, panel.STATUS).text() == "done"
+        assert page.followed is None and all(e["name"] != row.job.name for e in panel.history())
         assert page.history.last_batch["global_step"] == 120
         assert saved.runs[-1]["status"] == "finished"
     finally:

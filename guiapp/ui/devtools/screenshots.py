@@ -3,9 +3,10 @@
 The demo project's first start is made in a temporary data folder (``GUIAPP_DATA_DIR``):
 its builder generates a small dataset and trains a short run there, through the same jobs
 a user starts (``demo-first-start``, while the run trains). One PNG per page (datasets,
-browser, model, training, runs) follows, then a failed import's error panel
-(``error-panel``) and the quit question with a job running (``quit-dialog``). Works
-offscreen and stops after :data:`DEADLINE_S` seconds whatever happens.
+browser, model, training, runs) follows, then a failed training run (``training-failed``),
+a failed import's error panel (``error-panel``) and the quit question with a job running
+(``quit-dialog``). Works offscreen and stops after :data:`DEADLINE_S` seconds whatever
+happens.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from guiapp.ui.main_window import MainWindow
 DEMO_ENV = {"GUIAPP_DEMO_ROWS": "3000", "GUIAPP_DEMO_STEPS": "20"}
 BAD_CSV = "label,data\n0,1 2 3\n1,4 5 6\n0,x 8 9\n"
 
-DEADLINE_S = 170.0
+DEADLINE_S = 230.0
 
 
 class Timeout(Exception):
@@ -90,6 +91,18 @@ def shoot_failure_and_quit(
     drive.wait(lambda: not job.is_running(), "the generation to stop")
 
 
+def shoot_failed_training(window: MainWindow, drive: Driver, shoot: Callable[..., None]) -> None:
+    """The Training page after a run failed (asked for a GPU no machine has): the error panel."""
+    window.set_page(3)
+    training = window.page("Training")
+    training.form.devices.setCurrentText("gpu:97")  # type: ignore[attr-defined]
+    if training.start() is None:  # type: ignore[attr-defined]
+        raise RuntimeError("the failing training run did not start")
+    drive.wait(lambda: training.error_panel.isVisible(), "the failed run's error panel")  # type: ignore[attr-defined]
+    training.form.devices.setCurrentText("auto")  # type: ignore[attr-defined]
+    shoot("training-failed")
+
+
 def take_screenshots(app: QApplication, out: Path) -> int:
     """Visit every page of a demo project, save one PNG per page in ``out``; exit code."""
     out.mkdir(parents=True, exist_ok=True)
@@ -149,6 +162,7 @@ def take_screenshots(app: QApplication, out: Path) -> int:
         runs = window.page("Runs")
         drive.wait(lambda: len(runs.confusion.names) > 0, "the confusion matrix")  # type: ignore[attr-defined]
         shoot("runs")
+        shoot_failed_training(window, drive, shoot)
         shoot_failure_and_quit(window, drive, work, shoot)
     except (Timeout, RuntimeError, OSError) as exc:
         print(f"guiapp: screenshots: {exc}", file=sys.stderr)

@@ -38,6 +38,7 @@ from guiapp.core.store.format import SAMPLE_DTYPES
 from guiapp.ui.dialogs.import_preview import TEXT_FORMATS, PreviewRow, guess_format, preview
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.widgets.form_fields import FileField
+from guiapp.ui.widgets.form_state import form_values, set_form_values
 from guiapp.ui.widgets.outputs import output_path_problem, resolve_output, show_status
 
 AUTO = "auto"
@@ -242,6 +243,23 @@ class ImportDialog(QDialog):
             text += f": {bad:,} with a problem; {policy}."
         self.preview_label.setText(text + ("" if bad else ", all parsed."))
         return rows
+
+    # ------------------------------------------------------------------ values kept
+    def values(self) -> dict[str, Any]:
+        """What the user entered (JSON): :meth:`set_values` puts it back in a new dialog."""
+        out = form_values(self)
+        out.update(source=self.source.path(), output=self.output.path())
+        out["auto_output"] = self._auto_output
+        return out
+
+    def set_values(self, values: dict[str, Any]) -> None:
+        """Fill the form again from :meth:`values` (the source first: it guesses the format
+        and the output, which the kept ones then replace)."""
+        self.source.set_path(str(values.get("source", "")))
+        set_form_values(self, values)
+        self.output.set_path(str(values.get("output", "")))
+        self._auto_output = str(values.get("auto_output", ""))
+        self.update_preview()
 
     # ------------------------------------------------------------------ start
     def cli_args(self) -> list[str]:

@@ -88,6 +88,8 @@ class CliJob(QObject):
     :attr:`output`. A finished job can be started again (:meth:`resume`).
     """
 
+    #: a run followed from its events file (``run_tail.FollowedJob``), not this GUI's child
+    followed = False
     event = Signal(dict)
     #: done, total, rows per second, ETA seconds (None when unknown)
     progress = Signal(object, object, object, object)
@@ -205,6 +207,10 @@ class CliJob(QObject):
         if not isinstance(event, dict) or "event" not in event:
             self.output += text + "\n"
             return
+        self._event(event)
+
+    def _event(self, event: dict[str, Any]) -> None:
+        """One event: the log's line, the ``event`` signal and, from it, ``progress``."""
         self.last_event = event
         if event["event"] == "started":
             self.started_event = event

@@ -3,7 +3,9 @@
 Each row shows the job's name, status, a progress bar, ETA (h:mm:ss), rows/s and
 Cancel / Resume / Log buttons; training shows its steps like generation its rows. Finished
 jobs stay listed until "Clear finished"; a failed one opens the error panel above the
-table. :meth:`JobsPanel.history` and :meth:`JobsPanel.restore` keep the list in the project.
+table. A training run left running in the background is listed as well, with its
+progress read from its events file (:class:`~guiapp.ui.jobs.run_tail.FollowedJob`).
+:meth:`JobsPanel.history` and :meth:`JobsPanel.restore` keep the list in the project.
 """
 
 from __future__ import annotations
@@ -84,14 +86,19 @@ class JobRow:
         if item is None:
             item = QTableWidgetItem()
             self.table.setItem(r, column, item)
-        item.setText(text)
-        item.setToolTip(tooltip or text)
+        if item.text() != text or item.toolTip() != (tooltip or text):
+            item.setText(text)
+            item.setToolTip(tooltip or text)
 
     def on_progress(self, done: object, total: object, rate: object, eta: object) -> None:
         if isinstance(done, (int, float)) and isinstance(total, (int, float)) and total > 0:
             share = max(0.0, min(1.0, float(done) / float(total)))
-            self.bar.setValue(int(share * 1000))
-            self.bar.setFormat(f"{share:.0%}")
+            value = int(share * 1000)
+            # QProgressBar.setValue repaints at once (not at the next paint): move the bar
+            # by whole percents only, not on each of a job's many progress events
+            if abs(value - self.bar.value()) >= 10 or (value == 1000) != (self.bar.value() == 1000):
+                self.bar.setValue(value)
+                self.bar.setFormat(f"{share:.0%}")
         self.set_text(JobsPanel.ETA, format_eta(eta if isinstance(eta, (int, float)) else None))
         self.set_text(JobsPanel.RATE, format_rate(rate if isinstance(rate, (int, float)) else None))
 
@@ -179,7 +186,9 @@ class JobsPanel(QDockWidget):
         return row
 
     def running_jobs(self) -> list[CliJob]:
-        return [r.job for r in self.rows if r.job.is_running()]
+        """This GUI's running child jobs (a followed background run is not one of them:
+        the Training page stops it or leaves it running)."""
+        return [r.job for r in self.rows if r.job.is_running() and not r.job.followed]
 
     def stop_all(self) -> None:
         for job in self.running_jobs():
@@ -228,6 +237,8 @@ class JobsPanel(QDockWidget):
         out = []
         for row in reversed(self.rows[:HISTORY_KEEP]):
             job = row.job
+            if job.followed:  # a reopen follows the run again
+                continue
             out.append(
                 {
                     "name": job.name,

@@ -19,7 +19,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from guiapp.core.atomic import pid_alive
-from guiapp.ui.jobs.cli_job import cli_prefix
+from guiapp.ui.jobs.cli_job import CliJob, cli_prefix
 
 POLL_MS = 250
 
@@ -138,3 +138,49 @@ class EventsTail(QObject):
         self.done = True
         self.timer.stop()
         self.ended.emit(status)
+
+
+class FollowedJob(CliJob):
+    """A training run this GUI did not start (left running in the background), as a job:
+    the Jobs panel lists it with its progress, fed with the events its file's tail reads.
+
+    Cancel asks the run to stop (SIGTERM: it checkpoints); it is never started from here,
+    and it is not saved in the panel's history (a reopen follows the run again).
+    """
+
+    followed = True
+
+    def __init__(
+        self,
+        name: str,
+        args: list[str],
+        pid: int | None,
+        started: dict[str, Any],
+        working_dir: str | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(name, "train", args, working_dir=working_dir, parent=parent)
+        self.follow_pid = pid
+        self.started_event = dict(started)
+        where = f"process {pid}" if pid else "its events file"
+        self.log.append(f"following the run in the background ({where})")
+        self._set_status("running")
+
+    def pid(self) -> int | None:
+        return self.follow_pid if self.is_running() else None
+
+    def start(self) -> None:
+        raise RuntimeError(f"{self.name!r} runs in the background; it is not started here")
+
+    def stop(self) -> None:
+        self.stop_requested = True
+        stop_detached(self.follow_pid)
+
+    def feed(self, event: dict[str, Any]) -> None:
+        """One event read from the run's file (log line, progress) while it runs."""
+        if self.is_running():
+            self._event(event)
+
+    def end(self, status: str, message: str) -> None:
+        """The run ended (its last event, or its process is gone), or is no longer followed."""
+        self._finish(status, message)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -34,6 +34,7 @@ from guiapp.ui.widgets.sample_selection import SampleSelection
 from guiapp.ui.widgets.thumbnails import ColorScale
 
 ALL_CLASSES = -1
+STATS_AFTER_MS = 40  # the statistics pane waits this long after a dataset opened
 
 
 class BrowserPage(Page):
@@ -53,6 +54,7 @@ class BrowserPage(Page):
         self._project: Project | None = None
         self._scan_id = -1
         self._pending_indices: tuple[np.ndarray, str] | None = None
+        self._header_pending = False
 
         self.dataset_combo = QComboBox()
         self.dataset_combo.setMinimumContentsLength(14)
@@ -175,7 +177,9 @@ class BrowserPage(Page):
         self.jump.setRange(0, max(0, meta["rows"] - 1))
         self.jump.setValue(0)
         self.jump.blockSignals(False)
-        self.stats.show_header(meta)
+        # the statistics pane is drawn just after the grid's first paint, not in the same one
+        self._header_pending = True
+        QTimer.singleShot(STATS_AFTER_MS, self._show_header)
         self.stats_calls.submit(self.path, sample_statistics, self.path, len(meta["class_names"]))
         if self._pending_indices is not None:
             indices, title = self._pending_indices
@@ -302,6 +306,12 @@ class BrowserPage(Page):
         name = names[label] if 0 <= label < len(names) else "?"
         self.detail.show_sample(int(row), sample, label, name)  # type: ignore[call-overload]
 
+    def _show_header(self) -> None:
+        if self._header_pending and self.meta is not None:
+            self._header_pending = False
+            self.stats.show_header(self.meta)
+
     def _stats_ready(self, key: object, stats: object) -> None:
         if key == self.path and self.meta is not None and isinstance(stats, dict):
+            self._show_header()  # the header's histogram, when it has one, comes first
             self.stats.show_sample_statistics(stats, self.meta["sample_shape"])

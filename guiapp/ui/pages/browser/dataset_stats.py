@@ -16,6 +16,7 @@ from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QTabWidget, QVBoxLayout, QWidget
 
 from guiapp.ui.widgets.plot_legend import LINE, legend_html
+from guiapp.ui.widgets.steady_range import cache_axes
 from guiapp.ui.widgets.thumbnails import ColorScale, render
 
 SAMPLE_BLOCKS = 8
@@ -80,6 +81,8 @@ class DatasetStats(QTabWidget):
         self.means_layout.addWidget(self.means_legend)
         self.means_plot.hide()
         self.means_legend.hide()
+        for plot in (self.counts_plot, self.hist_plot, self.means_plot):
+            cache_axes(plot.getPlotItem())
         self.addTab(self.counts_plot, "Class counts")
         self.addTab(self.hist_plot, "Values")
         self.addTab(means_page, "Class means")

@@ -30,8 +30,10 @@ from guiapp.core.units import human_bytes
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.dialogs.generate_dialog import GenerateDialog
 from guiapp.ui.dialogs.import_dialog import ImportDialog
+from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.datasets.dataset_jobs import DatasetJobs, saved_checks
+from guiapp.ui.widgets.undo import ListHistory
 
 DATASET_FILTER = "guiapp datasets (*.h5);;All files (*)"
 
@@ -83,7 +85,10 @@ class DatasetsPage(DatasetJobs, Page):
         buttons.addStretch(1)
         self.table = QTableWidget(0, len(self.COLUMNS))
         self.table.setHorizontalHeaderLabels(self.COLUMNS)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked
+            | QAbstractItemView.EditTrigger.EditKeyPressed
+        )
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setAlternatingRowColors(True)
@@ -108,6 +113,12 @@ class DatasetsPage(DatasetJobs, Page):
         self.loader.done.connect(self._info_loaded)
         self.loader.failed.connect(self._info_failed)
         self._project: Project | None = None
+        self._filling = False
+        self.import_values: dict[str, Any] = {}  # the last import's form, until one succeeds
+        # Edit > Undo/Redo: adding, removing, renaming and locating the project's datasets
+        self.list_history = ListHistory(self, lambda: self.project.datasets, self._changed)
+        self.undo_stack = self.list_history.stack
+        self.table.itemChanged.connect(self._item_edited)
         self._update_buttons()
 
     # ------------------------------------------------------------------ project
@@ -118,6 +129,7 @@ class DatasetsPage(DatasetJobs, Page):
         self.checks.clear()
         self.checks.update(saved_checks(project))
         self.refresh()
+        self.list_history.reset()
 
     def project_updated(self) -> None:
         self.refresh()
@@ -142,6 +154,7 @@ class DatasetsPage(DatasetJobs, Page):
             self.forget(path)
         else:
             self.project.datasets.append(DatasetRef(name or path.stem, path))
+            self.list_history.record(f"Add dataset {name or path.stem}")
         self._changed()
 
     def forget(self, path: Path) -> None:
@@ -151,6 +164,13 @@ class DatasetsPage(DatasetJobs, Page):
 
     # ------------------------------------------------------------------ table
     def _fill_table(self) -> None:
+        self._filling = True
+        try:
+            self._fill_rows()
+        finally:
+            self._filling = False
+
+    def _fill_rows(self) -> None:
         selected = self.selected_row()
         datasets = self.project.datasets
         self.table.setRowCount(len(datasets))
@@ -181,7 +201,9 @@ class DatasetsPage(DatasetJobs, Page):
                 cells = ["…", "", "", "", "reading…"]
             for col, text in enumerate([ref.name, *cells, key]):
                 item = QTableWidgetItem(text)
-                item.setToolTip(text)
+                item.setToolTip(text + (" (double-click to rename)" if col == self.NAME else ""))
+                if col != self.NAME:  # only the name is edited in place
+                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 if col in (self.ROWS, self.SIZE):
                     item.setTextAlignment(
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -250,13 +272,35 @@ class DatasetsPage(DatasetJobs, Page):
         if path:
             self.forget(ref.path)
             ref.path = Path(path).absolute()
+            self.list_history.record(f"Locate dataset {ref.name}")
             self._changed()
 
     def remove_selected(self) -> None:
         ref = self.selected_ref()
         if ref is not None:
             self.project.datasets.remove(ref)
+            self.list_history.record(f"Remove dataset {ref.name}")
             self._changed()
+
+    def rename(self, row: int, name: str) -> None:
+        """Call the dataset in ``row`` ``name`` (its Name cell edited; its file stays)."""
+        name = name.strip()
+        if not 0 <= row < len(self.project.datasets):
+            return
+        ref = self.project.datasets[row]
+        if name and name != ref.name:
+            old, ref.name = ref.name, name
+            self.list_history.record(f"Rename dataset {old} to {name}")
+            self.project_changed.emit()
+        self._fill_table()
+
+    def _item_edited(self, item: QTableWidgetItem) -> None:
+        if item.column() == self.NAME and not self._filling:
+            self.rename(item.row(), item.text())
+
+    def _keep_import_values(self, job: CliJob, dialog: ImportDialog) -> None:
+        self.import_values = dialog.values()
+        job.finished.connect(lambda ok, _msg: ok and self.import_values.clear())
 
     def open_generate_dialog(self) -> GenerateDialog:
         dialog = GenerateDialog(self.project.folder / "data", self)
@@ -266,7 +310,11 @@ class DatasetsPage(DatasetJobs, Page):
         return dialog
 
     def open_import_dialog(self) -> ImportDialog:
+        """The Import dialog; after a failed import it holds what the user had entered."""
         dialog = ImportDialog(self.project.folder / "data", self)
+        if self.import_values:
+            dialog.set_values(self.import_values)
+        dialog.job_ready.connect(lambda job, _out: self._keep_import_values(job, dialog))
         dialog.job_ready.connect(self.start_dataset_job)
         dialog.setModal(True)
         dialog.show()

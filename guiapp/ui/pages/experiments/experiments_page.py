@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -179,7 +180,13 @@ class ExperimentsPage(Page):
         self.tail.start(history.offset)
         self._tick()
 
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        self._tick()
+
     def _tick(self) -> None:
+        if not self.isVisible():  # a hidden page draws nothing: it catches up when shown
+            return
         h = self.history
         if h.events != self._shown_events:
             self._shown_events = h.events

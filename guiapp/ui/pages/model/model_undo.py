@@ -1,4 +1,5 @@
-"""Undo and redo on the Model page: every edit of the project's models is a ``QUndoCommand``.
+"""Undo and redo on the Model page: every edit of the project's models is a ``StateEdit``
+(``ui/widgets/undo.py``, the command the project's other lists use too).
 
 An edit is recorded as the project's model list before and after it (small JSON dicts,
 copied), so every way the page changes a model (add, remove, move or edit a layer, the
@@ -10,57 +11,11 @@ one step. The window's Edit menu binds its Undo/Redo to the page's ``undo_stack`
 from __future__ import annotations
 
 import copy
-from typing import Any, Protocol
+from typing import Any
 
-from PySide6.QtGui import QUndoCommand, QUndoStack
+from PySide6.QtGui import QUndoStack
 
-MERGE_ID = 17
-
-
-class ModelHistory(Protocol):
-    undo_stack: QUndoStack
-
-    def restore_models(self, models: list[dict[str, Any]], index: int, layer: int) -> None: ...
-
-
-class ModelEdit(QUndoCommand):
-    """The project's models before and after one edit; ``merge_key`` joins keystrokes."""
-
-    def __init__(
-        self,
-        page: ModelHistory,
-        text: str,
-        before: tuple[list[dict[str, Any]], int, int],
-        after: tuple[list[dict[str, Any]], int, int],
-        merge_key: object = None,
-    ) -> None:
-        super().__init__(text)
-        self.page, self.before, self.after, self.merge_key = page, before, after, merge_key
-        self._applied = True  # pushed after the edit happened: the first redo does nothing
-
-    def id(self) -> int:
-        return MERGE_ID if self.merge_key is not None else -1
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if not isinstance(other, ModelEdit) or other.merge_key != self.merge_key:
-            return False
-        self.after = other.after
-        return True
-
-    def redo(self) -> None:
-        if self._applied:
-            self._applied = False
-            return
-        self.page.restore_models(*_copy(self.after))
-
-    def undo(self) -> None:
-        self.page.restore_models(*_copy(self.before))
-
-
-def _copy(
-    state: tuple[list[dict[str, Any]], int, int],
-) -> tuple[list[dict[str, Any]], int, int]:
-    return copy.deepcopy(state[0]), state[1], state[2]
+from guiapp.ui.widgets.undo import StateEdit
 
 
 class UndoableEdits:
@@ -101,7 +56,10 @@ class UndoableEdits:
             self._state = now
             return
         before, self._state = self._state, now
-        self.undo_stack.push(ModelEdit(self, text, before, now, merge_key))  # type: ignore[arg-type]
+        self.undo_stack.push(StateEdit(self._restore_state, text, before, now, merge_key))
+
+    def _restore_state(self, state: tuple[list[dict[str, Any]], int, int]) -> None:
+        self.restore_models(*state)
 
     def restore_models(self, models: list[dict[str, Any]], index: int, layer: int) -> None:
         """Put the project's models back as an undo/redo step left them."""

@@ -36,6 +36,7 @@ from guiapp.ui.pages.runs.run_files import (
     predictions_file,
     read_run,
 )
+from guiapp.ui.pages.runs.runs_list import RunsList
 from guiapp.ui.widgets.layouts import column
 from guiapp.ui.widgets.outputs import (
     open_folder,
@@ -53,7 +54,7 @@ METRICS = (
 )
 
 
-class RunsPage(RunExport, Page):
+class RunsPage(RunsList, RunExport, Page):
     title = "Runs"
     blurb = (
         "Compare runs: their learning curves, confusion matrices and per-class scores, "
@@ -86,7 +87,9 @@ class RunsPage(RunExport, Page):
         self.metric_combo.setToolTip("What the curves of the selected runs show, per epoch")
         self.metric_combo.currentIndexChanged.connect(self._selection_changed)
         buttons = QHBoxLayout()
-        for b in (self.refresh_button, self.open_button, self.export_button, self.predict_button):
+        self._init_runs_list()  # Remove from list, and Edit > Undo of it
+        for b in (self.refresh_button, self.open_button, self.export_button, self.predict_button,
+                  self.remove_button):  # fmt: skip
             buttons.addWidget(b)
         buttons.addStretch(1)
         buttons.addWidget(QLabel("Curves"))
@@ -134,6 +137,7 @@ class RunsPage(RunExport, Page):
         self._project = project
         self.runs.clear()
         self.refresh()
+        self.list_history.reset()
 
     def project_updated(self) -> None:
         """Re-read only when the project's runs changed (not on every model edit)."""

@@ -20,7 +20,7 @@ from guiapp.core.train.experiment_spec import resume_spec_path
 from guiapp.core.train.history import END_EVENTS, RunHistory
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob
-from guiapp.ui.jobs.run_tail import EventsTail, process_alive, start_detached
+from guiapp.ui.jobs.run_tail import EventsTail, FollowedJob, process_alive, start_detached
 
 RECENT_S = 120  # an unfinished events.jsonl touched this recently belongs to a live run
 
@@ -40,6 +40,7 @@ class DetachedRuns:
 
     job: CliJob | None
     tail: EventsTail | None
+    followed: FollowedJob | None  # the followed run's row in the Jobs panel
     run: dict[str, Any] | None
     history: RunHistory
     loader: BackgroundCalls
@@ -90,6 +91,16 @@ class DetachedRuns:
         live = alive or (history.status == "running" and not pid and recent)
         if live:
             self.tail = EventsTail(events, pid if alive else None, self)
+            name = self.run.get("name", Path(self.run["path"]).name)
+            self.followed = FollowedJob(
+                f"train {name} (in the background)",
+                resume_command(Path(self.run["path"])),
+                pid if alive else None,
+                history.started,
+                str(self.project.folder),
+            )
+            self.tail.event.connect(self.followed.feed)  # before the page ends the run
+            self.job_started.emit(self.followed)
             self.tail.event.connect(self._tail_event)
             self.tail.ended.connect(self._tail_exited)
             self.tail.start(history.offset)
@@ -107,6 +118,7 @@ class DetachedRuns:
             if self.tail is not None:
                 self.tail.stop()
                 self.tail.done = True
+            self.end_followed(self.history.status)
             self._ended(self.history.status)
 
     def _tail_exited(self, _why: str) -> None:
@@ -115,4 +127,17 @@ class DetachedRuns:
             self.history.feed(
                 {"event": "failed", "reason": "the process ended without a last event"}
             )
+            self.end_followed("failed")
             self._ended("failed")
+
+    def end_followed(self, status: str, unfollowed: bool = False) -> None:
+        """End the followed run's Jobs panel row as the run ended (``status``), or, when
+        ``unfollowed`` (another project shown), as stopped here while the run goes on."""
+        job, self.followed = self.followed, None
+        if job is None or not job.is_running():
+            return
+        reason = str(self.history.end.get("reason") or "")
+        message = {"finished": "done", "failed": reason or "failed"}.get(status, status)
+        if unfollowed:
+            message = "no longer followed here; the run goes on in the background"
+        job.end(status, message)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
@@ -38,6 +39,7 @@ from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.training.detached_runs import DetachedRuns, resume_command
 from guiapp.ui.pages.training.training_form import TrainingForm
 from guiapp.ui.pages.training.training_plots import TrainingPlots
+from guiapp.ui.widgets.error_panel import ErrorPanel
 
 
 class TrainingPage(DetachedRuns, Page):
@@ -55,6 +57,7 @@ class TrainingPage(DetachedRuns, Page):
         self._project: Project | None = None
         self.job: CliJob | None = None
         self.tail: EventsTail | None = None
+        self.followed = None
         self.run: dict[str, Any] | None = None  # the shown run's entry in project.runs
         self.history = RunHistory()
         self._log_lines = 0
@@ -99,6 +102,10 @@ class TrainingPage(DetachedRuns, Page):
         self.banner.setWordWrap(True)
         self.banner.setVisible(False)
         self.banner.setStyleSheet("background: #dff0d8; color: #1e4620; padding: 4px;")
+        # a failed run: the Jobs panel's error panel (message, fix, log), never the banner
+        self.error_panel = ErrorPanel()
+        self.error_panel.log_requested.connect(self.show_log)
+        self.log_dialog: QWidget | None = None
         self.plots = TrainingPlots()
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
@@ -112,7 +119,7 @@ class TrainingPage(DetachedRuns, Page):
         right = QWidget()
         rcol = QVBoxLayout(right)
         rcol.setContentsMargins(0, 0, 0, 0)
-        for w in (self.run_label, self.progress_label, self.banner):
+        for w in (self.run_label, self.progress_label, self.banner, self.error_panel):
             rcol.addWidget(w)
         rcol.addWidget(split, 1)
         row = QHBoxLayout()
@@ -136,6 +143,7 @@ class TrainingPage(DetachedRuns, Page):
         if self.tail is not None:
             self.tail.stop()
             self.tail = None
+            self.end_followed("stopped", unfollowed=True)
         self._project = project
         self.form.fill(project)
         self.run = None
@@ -197,7 +205,7 @@ class TrainingPage(DetachedRuns, Page):
         }
         project.runs.append(self.run)
         self.project_changed.emit()
-        self.banner.setVisible(False)
+        self._clear_outcome()
         self._set_history(RunHistory())
         job = CliJob(
             f"train {name}", "train", args, resumable=True, working_dir=str(project.folder)
@@ -234,7 +242,7 @@ class TrainingPage(DetachedRuns, Page):
         except UserError as exc:
             self.message.setText(str(exc))
             return None
-        self.banner.setVisible(False)
+        self._clear_outcome()
         self.run["status"] = "running"
         self.project_changed.emit()
         if self.job is not None and self.job.args[:2] == args[:2]:
@@ -255,14 +263,15 @@ class TrainingPage(DetachedRuns, Page):
         if job is None:
             return
         status = job.status
-        if status == "failed" and message:
-            self.history.log.append(f"failed: {message}")
-        self._ended(status)
+        line = f"failed: {message}"
+        if status == "failed" and message and line not in self.history.log[-3:]:
+            self.history.log.append(line)
+        self._ended(status, message)
         callbacks, self._after_stop = self._after_stop, []
         for callback in callbacks:
             callback()
 
-    def _ended(self, status: str) -> None:
+    def _ended(self, status: str, message: str = "") -> None:
         if self.run is not None:
             self.run["status"] = status
             self.run.pop("pid", None)
@@ -275,15 +284,36 @@ class TrainingPage(DetachedRuns, Page):
             "finished": "Training finished"
             + (f": best validation accuracy {best:.4f}" if best is not None else ""),
             "stopped": "Training stopped; Resume continues it exactly where it stopped",
-            "failed": "Training failed: see the log",
         }.get(status, f"Training {status}")
-        self.notify(text)
+        if status == "failed":
+            message = message or str(self.history.end.get("reason") or "")
+            text = f"Training failed: {message or 'see the log'}"
+            name = self.run.get("name", "") if self.run is not None else ""
+            self.error_panel.show_failure(f"Training run {name}".strip(), message)
+        self.notify(text, failed=status == "failed")
         self.run_ended.emit(status, str(self.run["path"]) if self.run else "")
 
-    def notify(self, text: str) -> None:
-        """Status bar, a tray message where there is a tray, and a banner on the page."""
+    def _clear_outcome(self) -> None:
+        self.banner.setVisible(False)
+        self.error_panel.hide()
+
+    def show_log(self) -> None:
+        """The failed run's whole log: the job's own window (command, stderr) when this GUI
+        ran it, else the page's log, scrolled to its end."""
+        if self.job is not None:
+            from guiapp.ui.dialogs.job_log import JobLogDialog
+
+            self.log_dialog = JobLogDialog(self.job, self)
+            self.log_dialog.show()
+            return
+        self.log.moveCursor(QTextCursor.MoveOperation.End)
+        self.log.setFocus()
+
+    def notify(self, text: str, failed: bool = False) -> None:
+        """Status bar, a tray message where there is a tray, and a banner on the page
+        (a failure shows in the error panel instead)."""
         self.banner.setText(text)
-        self.banner.setVisible(True)
+        self.banner.setVisible(not failed)
         window = self.window()
         if isinstance(window, QMainWindow):
             window.statusBar().showMessage(text, 15000)

@@ -2,13 +2,17 @@
 
 Curves are created once; a ~10 Hz timer copies the :class:`RunHistory` arrays into them
 with ``setData`` only when new points arrived, with clip-to-view and peak downsampling so
-10^6 points stay smooth (the pyqtgraph way, STYLE.md). The smoothed batch curve is a
+10^6 points stay smooth (the pyqtgraph way, STYLE.md); the ranges move in steps and the
+axes are painted from a cache (:class:`SteadyRange`), so a refresh redraws only the curves
+(a fraction of the cost, ``guiapp bench gui``). The smoothed batch curve is a
 centred mean of a few logged batches (:func:`centred_mean`): it follows the raw curve
 without the lag of a long moving average. Legends are a line above each plot, never a box
 over the points.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pyqtgraph as pg
@@ -17,6 +21,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from guiapp.core.train.history import RunHistory
 from guiapp.ui.widgets.plot_legend import DOT, LINE, SQUARE, legend_html
+from guiapp.ui.widgets.steady_range import SteadyRange
 
 REFRESH_MS = 100
 # on pyqtgraph's black background: a light raw curve, a bright smoothed one
@@ -57,6 +62,13 @@ def centred_mean(y: np.ndarray, half: int = SMOOTH_HALF) -> np.ndarray:
     out = (sums[hi] - sums[lo]) / np.maximum(c, 1)
     out[c == 0] = np.nan
     return out
+
+
+def planned_steps(history: RunHistory) -> int:
+    """The run's planned steps (epochs x steps per epoch, from its ``started``), 0 unknown."""
+    epochs, steps = history.started.get("epochs"), history.started.get("steps_per_epoch")
+    ok = all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (epochs, steps))
+    return int(epochs) * int(steps) if ok else 0  # type: ignore[arg-type]
 
 
 def curve(plot: pg.PlotItem, name: str, color: tuple[int, ...], **kw: object) -> pg.PlotDataItem:
@@ -101,7 +113,17 @@ class TrainingPlots(QWidget):
         )
         self.curves["rows_per_s"] = curve(self.rate_plot, "rows/s", TRAIN)
         self.curves["input_wait"] = curve(self.wait_plot, "input wait", TRAIN)
-        self.wait_plot.setYRange(0, 0.3)
+        # ranges that move in steps, axes painted from a cache: a refresh redraws curves
+        self.ranges = {
+            name: SteadyRange(plot)
+            for name, plot in (
+                ("loss", self.loss_plot),
+                ("accuracy", self.acc_plot),
+                ("rows_per_s", self.rate_plot),
+                ("input_wait", self.wait_plot),
+            )
+        }
+        self.wait_plot.setYRange(0, 0.3, padding=0)
         for level, label in BANDS:
             line = pg.InfiniteLine(
                 pos=level,
@@ -123,6 +145,8 @@ class TrainingPlots(QWidget):
     def set_history(self, history: RunHistory) -> None:
         self.history = history
         self._shown_events = -1
+        for steady in self.ranges.values():
+            steady.reset()
         self.refresh()
 
     def points(self, key: str) -> int:
@@ -138,17 +162,23 @@ class TrainingPlots(QWidget):
         self._shown_events = h.events
         x = h.step.view()
         ex = h.epoch_step.view()
+        fit = h.status not in ("new", "running")  # an ended run: no room left for growth
+        planned = planned_steps(h)
+        kw = {"fit": fit, "x_planned": (0.0, planned * 1.02) if planned else None}
         for key in ("loss", "accuracy"):
-            self.curves[f"{key}_raw"].setData(x, h.batch[key].view(), skipFiniteCheck=True)
-            smooth = centred_mean(h.batch[key].view())
+            raw, smooth = h.batch[key].view(), centred_mean(h.batch[key].view())
+            train, val = h.epoch[key].view(), h.epoch[f"val_{key}"].view()
+            self.curves[f"{key}_raw"].setData(x, raw, skipFiniteCheck=True)
             self.curves[f"{key}_smooth"].setData(x, smooth, skipFiniteCheck=True)
-            self.curves[f"{key}_epoch"].setData(ex, h.epoch[key].view(), skipFiniteCheck=True)
-            self.curves[f"val_{key}_epoch"].setData(
-                ex, h.epoch[f"val_{key}"].view(), skipFiniteCheck=True
-            )
-        self.curves["rows_per_s"].setData(x, h.batch["rows_per_s"].view(), skipFiniteCheck=True)
+            self.curves[f"{key}_epoch"].setData(ex, train, skipFiniteCheck=True)
+            self.curves[f"val_{key}_epoch"].setData(ex, val, skipFiniteCheck=True)
+            self.ranges[key].update((x, ex), (raw, train, val), **kw)
+        rate = h.batch["rows_per_s"].view()
+        self.curves["rows_per_s"].setData(x, rate, skipFiniteCheck=True)
+        self.ranges["rows_per_s"].update((x,), (rate,), **kw)
         wait = h.batch["input_wait"].view()
         self.curves["input_wait"].setData(x, wait, skipFiniteCheck=True)
         finite = wait[np.isfinite(wait)]
-        top = max(0.3, min(1.0, float(finite.max()) * 1.1)) if len(finite) else 0.3
-        self.wait_plot.setYRange(0, top, padding=0)
+        # from 0 to 0.3 (the bands), or to the highest wait rounded up to a tenth
+        top = 0.3 if not len(finite) else min(1.0, math.ceil(float(finite.max()) * 11) / 10)
+        self.ranges["input_wait"].update((x,), (), y_fixed=(0.0, max(0.3, top)), **kw)

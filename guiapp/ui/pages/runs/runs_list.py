@@ -1,0 +1,58 @@
+"""The Runs page's list of runs: remove runs from the project (their folders stay), undone
+and redone from the Edit menu (:class:`~guiapp.ui.widgets.undo.ListHistory`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import QPushButton
+
+from guiapp.core.project import Project
+from guiapp.ui.widgets.outputs import show_status
+from guiapp.ui.widgets.undo import ListHistory
+
+
+class RunsList:
+    """Mixed into :class:`~.runs_page.RunsPage`; uses its project, ``selected_paths()``,
+    ``refresh()`` and ``project_changed``."""
+
+    project: Project
+    project_changed: Signal
+    undo_stack: QUndoStack
+
+    def _init_runs_list(self) -> None:
+        self.list_history = ListHistory(
+            self,  # type: ignore[arg-type]
+            lambda: self.project.runs,
+            self._runs_restored,
+            deep=False,  # the Training page holds its run's entry: keep the same dicts
+        )
+        self.undo_stack = self.list_history.stack
+        self.remove_button = QPushButton("Remove from list")
+        self.remove_button.setToolTip("Remove the selected runs from the project (folders stay)")
+        self.remove_button.clicked.connect(self.remove_selected)
+
+    def remove_selected(self) -> int:
+        """Remove the selected runs that are not running from the list; how many went."""
+        chosen = set(self.selected_paths())  # type: ignore[attr-defined]
+        gone: list[dict[str, Any]] = [
+            r for r in self.project.runs if r["path"] in chosen and r.get("status") != "running"
+        ]
+        if len(gone) < len(chosen):
+            show_status(self, "A running run stays in the list; stop it first")  # type: ignore[arg-type]
+        if not gone:
+            return 0
+        self.project.runs[:] = [r for r in self.project.runs if r not in gone]
+        name = gone[0].get("name", Path(gone[0]["path"]).name)
+        self.list_history.record(
+            f"Remove run {name}" if len(gone) == 1 else f"Remove {len(gone)} runs"
+        )
+        self._runs_restored()
+        return len(gone)
+
+    def _runs_restored(self) -> None:
+        self.project_changed.emit()
+        self.refresh()  # type: ignore[attr-defined]

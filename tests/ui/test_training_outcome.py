@@ -1,0 +1,42 @@
+"""A failed training run looks like a failure on the Training page: the error panel, not
+the green banner, with the CLI's message and a way to the run's log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import open_project
+
+from guiapp.ui.dialogs.job_log import JobLogDialog
+
+LONG = 120_000
+
+
+@pytest.mark.timeout(240)
+def test_a_failed_run_shows_the_error_panel_with_its_message_and_log(
+    qtbot, tmp_path: Path, make_dataset
+) -> None:
+    data = make_dataset(tmp_path / "d.h5", 300, shape=(8, 8), classes=3)
+    window = open_project(qtbot, tmp_path, "Fail", {"d": data})
+    window.set_page(3)
+    training = window.page("Training")
+    assert training.form.select_model("cnn2d-small")
+    training.form.devices.setCurrentText("gpu:97")  # no machine has GPU 97: train fails
+    job = training.start()
+    assert job is not None
+    qtbot.waitUntil(lambda: job.status == "failed", timeout=LONG)
+
+    panel = training.error_panel
+    assert panel.isVisible() and not training.banner.isVisible()
+    assert panel.title.text().startswith("Training run ") and panel.title.text().endswith("failed")
+    assert "97" in panel.what.text()  # the CLI's own line, whole
+    assert panel.fix.text().startswith("What to do:")
+    assert window.statusBar().currentMessage().startswith("Training failed: ")
+    assert "see the log" not in window.statusBar().currentMessage()  # the message itself
+    assert window.project.runs[-1]["status"] == "failed"
+
+    panel.log_button.click()
+    log = training.log_dialog
+    assert isinstance(log, JobLogDialog) and log.isVisible()
+    assert "$ " in log.text.toPlainText() and "failed:" in log.text.toPlainText()

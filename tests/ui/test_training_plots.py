@@ -1,0 +1,74 @@
+"""The live training plots keep their ranges (and cached axes) while points arrive, so a
+refresh repaints the curves only; an ended run is fitted; a user's zoom is kept."""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtWidgets import QGraphicsItem
+
+from guiapp.core.train.history import RunHistory
+from guiapp.ui.pages.training.training_plots import TrainingPlots
+
+
+def feed_batches(history: RunHistory, first: int, last: int) -> None:
+    for step in range(first, last + 1, 5):
+        history.feed(
+            {
+                "event": "batch",
+                "global_step": step,
+                "loss": 3.0 / math.sqrt(step),
+                "accuracy": 0.3 + step / 1000,
+                "rows_per_s": 1000.0 + step,
+                "input_wait": 0.02,
+            }
+        )
+
+
+def test_ranges_move_in_steps_and_fit_an_ended_run(qtbot) -> None:
+    plots = TrainingPlots()
+    qtbot.addWidget(plots)
+    plots.resize(800, 500)
+    plots.show()
+    history = RunHistory()
+    history.feed({"event": "started", "epochs": 1, "steps_per_epoch": 400})
+    plots.set_history(history)
+    view = plots.loss_plot.getViewBox()
+    axis = plots.loss_plot.getAxis("left")
+    assert axis.cacheMode() == QGraphicsItem.CacheMode.DeviceCoordinateCache
+
+    feed_batches(history, 5, 100)
+    plots.refresh()
+    first = view.viewRange()
+    assert first[0][0] == 0 and 400 <= first[0][1] < 420  # the run's planned 400 steps
+    moved = 0
+    for last in range(105, 150, 5):  # a few more points: the same range, ticks and axes
+        feed_batches(history, last, last)
+        plots.refresh()
+        moved += view.viewRange() != first
+    assert moved == 0 and plots.points("loss_raw") == 29
+
+    feed_batches(history, 150, 400)  # the loss falls out of the range: y moves, x stays
+    plots.refresh()
+    grown = view.viewRange()
+    assert grown[0] == first[0] and grown[1][0] < 0.15 < first[1][0]
+    wait = plots.wait_plot.getViewBox().viewRange()[1]
+    assert wait == [0.0, 0.3]  # a fraction plot from 0 to the bands
+    feed_batches(history, 405, 500)  # past the plan (another trial): x grows in a step
+    plots.refresh()
+    assert view.viewRange()[0][1] > 500 + 100
+
+    history.feed({"event": "finished"})
+    plots.refresh()
+    (x0, x1), _ = view.viewRange()
+    assert x0 < 5 and 500 < x1 < 530  # fitted: no room left for growth
+
+    view.setRange(xRange=(100, 200), padding=0)  # the user's zoom...
+    view.sigRangeChangedManually.emit(view.state["mouseEnabled"])  # as a wheel zoom does
+    feed_batches(history, 505, 800)
+    plots.refresh()
+    assert view.viewRange()[0] == [100.0, 200.0]  # ...stays
+    view.enableAutoRange()  # the "A" button: follow the data again
+    feed_batches(history, 805, 810)
+    plots.refresh()
+    assert view.viewRange()[0][1] >= 810
