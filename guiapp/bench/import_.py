@@ -30,6 +30,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -66,21 +67,28 @@ def write_inputs(folder: Path, rows: int, seed: int = 12345) -> tuple[Path, Path
     return jp, cp
 
 
+def _naive_blocks(rows: Iterable[list[int]]) -> int:
+    """The naive parse's second half: rows of ints into 4096-row uint16 blocks; the count."""
+    blocks: list[np.ndarray] = []
+    block: list[list[int]] = []
+    n = 0
+    for row in rows:
+        block.append(row)
+        if len(block) == 4096:
+            blocks.append(np.array(block, dtype=np.uint16))
+            n += len(block)
+            block = []
+    if block:
+        blocks.append(np.array(block, dtype=np.uint16))
+        n += len(block)
+    return n
+
+
 def naive_jsonl(path: Path) -> tuple[int, float]:
     """The reference: json.loads + str.split + int per token into numpy (rows, CPU-free s)."""
     t = time.perf_counter()
-    blocks, rows, n = [], [], 0
     with open(path, "rb") as f:
-        for line in f:
-            obj = json.loads(line)
-            rows.append([int(v) for v in obj["kmers"].split(",")])
-            if len(rows) == 4096:
-                blocks.append(np.array(rows, dtype=np.uint16))
-                n += len(rows)
-                rows = []
-    if rows:
-        blocks.append(np.array(rows, dtype=np.uint16))
-        n += len(rows)
+        n = _naive_blocks([int(v) for v in json.loads(line)["kmers"].split(",")] for line in f)
     return n, time.perf_counter() - t
 
 
@@ -88,19 +96,10 @@ def naive_csv(path: Path) -> tuple[int, float]:
     import csv
 
     t = time.perf_counter()
-    blocks, rows, n = [], [], 0
     with open(path, newline="") as f:
         r = csv.reader(f)
         next(r)
-        for row in r:
-            rows.append([int(v) for v in row[1].split(",")])
-            if len(rows) == 4096:
-                blocks.append(np.array(rows, dtype=np.uint16))
-                n += len(rows)
-                rows = []
-    if rows:
-        blocks.append(np.array(rows, dtype=np.uint16))
-        n += len(rows)
+        n = _naive_blocks([int(v) for v in row[1].split(",")] for row in r)
     return n, time.perf_counter() - t
 
 

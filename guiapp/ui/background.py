@@ -48,9 +48,16 @@ class BackgroundCalls(QObject):
     done = Signal(object, object)
     failed = Signal(object, str)
 
-    def __init__(self, threads: int = 1, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        threads: int = 1,
+        parent: QObject | None = None,
+        done: Callable[[object, object], None] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.pool = worker_pool("calls", threads)
+        if done is not None:
+            self.done.connect(done)
 
     def submit(self, key: object, fn: Callable[..., Any], *args: Any) -> None:
         def run() -> None:

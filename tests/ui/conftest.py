@@ -24,6 +24,21 @@ guard_singletons()  # qtbot.waitUntil calls processEvents(), which leaks None re
 
 
 @pytest.fixture(autouse=True)
+def released_modifiers(qtbot: Any) -> Any:
+    """Release Shift, Ctrl, Alt and Meta after each test: a key chord whose release a
+    shortcut swallowed (Ctrl+Shift+Z) leaves Qt believing Shift is held, and the next
+    test's ``selectRow`` would then extend a selection instead of making one."""
+    yield
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QWidget
+
+    target = QWidget()
+    for key in (Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta):
+        qtbot.keyRelease(target, key)
+    target.deleteLater()
+
+
+@pytest.fixture(autouse=True)
 def isolated_settings(tmp_path: Path) -> Path:
     """Each test gets its own empty QSettings, never the user's."""
     folder = tmp_path / "settings"

@@ -35,7 +35,7 @@ from guiapp.core.generate.spec import BUILTIN_DEFAULTS
 from guiapp.core.store.format import SAMPLE_DTYPES
 from guiapp.ui.jobs.cli_job import CliJob, format_eta
 from guiapp.ui.widgets.form_fields import FileField, parse_count
-from guiapp.ui.widgets.outputs import output_path_problem, resolve_output
+from guiapp.ui.widgets.outputs import check_dataset_output, resolve_output
 
 GENERATORS = {"patterns2d": patterns2d.DEFAULTS, "kmer1d": kmer1d.DEFAULTS}
 USER_FILE = "User file (.py)…"
@@ -217,13 +217,7 @@ class GenerateDialog(QDialog):
     def cli_args(self) -> list[str]:
         """The arguments of ``guiapp generate`` for the form (ValueError: what to fix)."""
         out = self.output.path()
-        if not out:
-            raise ValueError("Output: choose where to write the dataset (NAME.h5)")
-        problem = output_path_problem(
-            str(resolve_output(self.data_folder, out)), creates=self.data_folder
-        )
-        if problem:
-            raise ValueError(problem)
+        check_dataset_output(self.data_folder, out)
         n = parse_count(self.rows.text(), "Rows")
         generator = self.generator_name()
         if not generator:

@@ -39,7 +39,11 @@ from guiapp.ui.dialogs.import_preview import TEXT_FORMATS, PreviewRow, guess_for
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.widgets.form_fields import FileField
 from guiapp.ui.widgets.form_state import form_values, set_form_values
-from guiapp.ui.widgets.outputs import output_path_problem, resolve_output, show_status
+from guiapp.ui.widgets.outputs import (
+    check_dataset_output,
+    resolve_output,
+    show_status,
+)
 
 AUTO = "auto"
 PREVIEW_ROWS = 200
@@ -266,13 +270,7 @@ class ImportDialog(QDialog):
         src, out = self.source.path(), self.output.path()
         if not src:
             raise ValueError("Source: choose the file or folder to import")
-        if not out:
-            raise ValueError("Output: choose where to write the dataset (NAME.h5)")
-        problem = output_path_problem(
-            str(resolve_output(self.data_folder, out)), creates=self.data_folder
-        )
-        if problem:
-            raise ValueError(problem)
+        check_dataset_output(self.data_folder, out)
         fmt = self.format.currentText()
         args = [src, out, "--format", fmt]
         if fmt in TEXT_FORMATS:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QLabel,
@@ -52,6 +54,14 @@ class Page(QWidget):
         """The project shown (set by :meth:`set_project` before the page is used)."""
         assert self._project is not None
         return self._project
+
+    def every(self, ms: int, slot: Callable[[], None]) -> QTimer:
+        """A started timer of the page calling ``slot`` every ``ms`` milliseconds."""
+        timer = QTimer(self)
+        timer.setInterval(ms)
+        timer.timeout.connect(slot)
+        timer.start()
+        return timer
 
     def set_project(self, project: Project) -> None:
         """Show ``project``; pages that display project content override this."""

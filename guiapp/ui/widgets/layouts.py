@@ -1,8 +1,15 @@
-"""A column of widgets in one widget (no margins; the last one takes the room left)."""
+"""Small layout pieces the pages share: a column of widgets in one widget, a splitter of
+widgets, a wrapping label (red for a problem the user must fix)."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+
+#: the colour of a problem the user must fix, wherever it is shown
+PROBLEM_COLOR = "#c62828"
 
 
 def column(*widgets: QWidget) -> QWidget:
@@ -12,3 +19,29 @@ def column(*widgets: QWidget) -> QWidget:
     for i, w in enumerate(widgets):
         col.addWidget(w, 1 if i == len(widgets) - 1 else 0)
     return box
+
+
+def wrapping_label(*, problem: bool = False) -> QLabel:
+    """An empty label that wraps its text; red when it says what the user must fix."""
+    label = QLabel()
+    label.setWordWrap(True)
+    if problem:
+        label.setStyleSheet(f"color: {PROBLEM_COLOR};")
+    return label
+
+
+def splitter(
+    orientation: Qt.Orientation,
+    *widgets: QWidget,
+    sizes: Sequence[int] = (),
+    stretch: Sequence[int] = (),
+) -> QSplitter:
+    """A splitter of ``widgets`` with initial ``sizes`` (pixels) or ``stretch`` factors."""
+    split = QSplitter(orientation)
+    for w in widgets:
+        split.addWidget(w)
+    if sizes:
+        split.setSizes(list(sizes))
+    for i, factor in enumerate(stretch):
+        split.setStretchFactor(i, factor)
+    return split

@@ -44,6 +44,16 @@ def resolve_output(data_folder: Path, text: str) -> Path:
     return out if out.is_absolute() else Path(data_folder).parent / out
 
 
+def check_dataset_output(data_folder: Path, text: str) -> None:
+    """ValueError naming what to fix when a dialog's dataset output ``text`` cannot be
+    written (relative paths are in the project's ``data_folder``, which the job creates)."""
+    if not text:
+        raise ValueError("Output: choose where to write the dataset (NAME.h5)")
+    problem = output_path_problem(str(resolve_output(data_folder, text)), creates=data_folder)
+    if problem:
+        raise ValueError(problem)
+
+
 def export_folder() -> Path:
     """The folder the last export went to (home at first): every export starts there."""
     value = QSettings().value(EXPORT_KEY, "")

@@ -28,6 +28,7 @@ from guiapp.ui.pages.browser.dataset_stats import DatasetStats, sample_statistic
 from guiapp.ui.pages.browser.prediction_overlay import PredictionOverlay, select_rows
 from guiapp.ui.pages.browser.sample_detail import SampleDetail
 from guiapp.ui.widgets.elided_label import ElidedLabel
+from guiapp.ui.widgets.layouts import splitter
 from guiapp.ui.widgets.sample_grid import SampleGridView
 from guiapp.ui.widgets.sample_loader import SampleLoader
 from guiapp.ui.widgets.sample_selection import SampleSelection
@@ -96,11 +97,7 @@ class BrowserPage(Page):
         right.addWidget(self.predictions.detail)
         right.addWidget(self.stats)
         right.setSizes([300, 40, 240])  # detail, prediction line, statistics
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.grid)
-        split.addWidget(right)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split = splitter(Qt.Orientation.Horizontal, self.grid, right, stretch=(3, 2))
         split.setSizes([560, 400])
         self.body.addLayout(controls)
         self.body.addWidget(self.predictions)

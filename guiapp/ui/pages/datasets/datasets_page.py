@@ -33,6 +33,7 @@ from guiapp.ui.dialogs.import_dialog import ImportDialog
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.datasets.dataset_jobs import DatasetJobs, saved_checks
+from guiapp.ui.widgets.tables import select_table_rows
 from guiapp.ui.widgets.undo import ListHistory
 
 DATASET_FILTER = "guiapp datasets (*.h5);;All files (*)"
@@ -109,8 +110,7 @@ class DatasetsPage(DatasetJobs, Page):
         self.info: dict[str, dict[str, Any]] = {}
         self.errors: dict[str, str] = {}
         self.checks: dict[str, str] = {}
-        self.loader = BackgroundCalls(threads=1, parent=self)
-        self.loader.done.connect(self._info_loaded)
+        self.loader = BackgroundCalls(threads=1, parent=self, done=self._info_loaded)
         self.loader.failed.connect(self._info_failed)
         self._project: Project | None = None
         self._filling = False
@@ -213,7 +213,7 @@ class DatasetsPage(DatasetJobs, Page):
                 self.table.setItem(row, col, item)
         self.empty_label.setVisible(not datasets)
         if 0 <= selected < len(datasets):
-            self.table.selectRow(selected)
+            select_table_rows(self.table, [selected])
         self._update_buttons()
 
     def selected_row(self) -> int:

@@ -14,14 +14,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QSplitter,
     QWidget,
 )
 
@@ -35,6 +34,7 @@ from guiapp.ui.jobs.run_tail import EventsTail, process_alive, stop_detached
 from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.experiments.experiment_plots import ExperimentPlots
 from guiapp.ui.pages.experiments.trials_table import TrialsTable
+from guiapp.ui.widgets.layouts import splitter
 
 
 def summary_text(h: ExperimentHistory) -> str:
@@ -96,21 +96,13 @@ class ExperimentsPage(Page):
         self.table = TrialsTable()
         self.table.doubleClicked.connect(lambda _i: self.open_trial())
         self.plots = ExperimentPlots()
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.table)
-        split.addWidget(self.plots)
-        split.setStretchFactor(0, 2)
-        split.setStretchFactor(1, 5)
+        split = splitter(Qt.Orientation.Vertical, self.table, self.plots, stretch=(2, 5))
         self.body.addLayout(top)
         self.body.addWidget(self.summary)
         self.body.addWidget(split, 1)
 
-        self.loader = BackgroundCalls(threads=1, parent=self)
-        self.loader.done.connect(self._loaded)
-        self.ticker = QTimer(self)
-        self.ticker.setInterval(100)
-        self.ticker.timeout.connect(self._tick)
-        self.ticker.start()
+        self.loader = BackgroundCalls(threads=1, parent=self, done=self._loaded)
+        self.ticker = self.every(100, self._tick)
         self._update_buttons()
 
     # ------------------------------------------------------------------ project

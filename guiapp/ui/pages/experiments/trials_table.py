@@ -7,6 +7,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QTableWidget, QTableWidgetItem, QWidget
 
+from guiapp.ui.widgets.tables import select_table_rows
+
 FIXED = ("trial", "status")
 METRICS = ("epochs", "rows", "best val accuracy", "final val accuracy", "final val loss")
 
@@ -86,7 +88,7 @@ class TrialsTable(QTableWidget):
         for row in range(self.rowCount()):
             item = self.item(row, 0)
             if item is not None and item.data(Qt.ItemDataRole.UserRole) == tid:
-                self.selectRow(row)
+                select_table_rows(self, [row])
                 return
 
     def column_values(self, header: str) -> list[str]:

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QGroupBox, QPushButton, QTableWidget, QTableWidget
 from guiapp.core import model as specs
 from guiapp.ui.pages.base import SP
 from guiapp.ui.pages.model.layer_editor import LayerEditor, summary_text
+from guiapp.ui.widgets.tables import select_table_rows
 
 
 class LayerListEditing:
@@ -91,7 +92,7 @@ class LayerListEditing:
                 self.layers.setItem(row, col, QTableWidgetItem(text))
         self.layers.blockSignals(False)
         if select is not None and 0 <= select < len(layers):
-            self.layers.selectRow(select)
+            select_table_rows(self.layers, [select])
         self._layer_picked()
         self._mark_layers()
 

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QScrollArea,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -35,6 +34,7 @@ from guiapp.ui.pages.model.layer_list import LayerListEditing
 from guiapp.ui.pages.model.model_settings import ModelSettings, check_model
 from guiapp.ui.pages.model.model_undo import UndoableEdits
 from guiapp.ui.pages.model.spec_files import SpecFiles, empty_spec, fitted
+from guiapp.ui.widgets.layouts import splitter, wrapping_label
 from guiapp.ui.widgets.outputs import (
     show_status,
 )
@@ -118,27 +118,19 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
 
         self.settings = ModelSettings()
         self.summary = table(("Layer", "Output shape", "Params", "Activations"))
-        self.totals = QLabel()
-        self.totals.setWordWrap(True)
-        self.problems = QLabel()
-        self.problems.setWordWrap(True)
-        self.problems.setStyleSheet("color: #c62828;")
+        self.totals = wrapping_label()
+        self.problems = wrapping_label(problem=True)
         right = QWidget()
         rcol = QVBoxLayout(right)
         rcol.setContentsMargins(0, 0, 0, 0)
-        rcol.addWidget(self.settings)
-        rcol.addWidget(self.problems)
-        rcol.addWidget(self.summary, 1)
+        for w, stretch in ((self.settings, 0), (self.problems, 0), (self.summary, 1)):
+            rcol.addWidget(w, stretch)
         rcol.addWidget(self.totals)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setSizes([480, 440])
+        split = splitter(Qt.Orientation.Horizontal, left, right, sizes=(480, 440))
         self.body.addLayout(top)
         self.body.addWidget(split, 1)
 
-        self.checker = BackgroundCalls(threads=1, parent=self)
-        self.checker.done.connect(self._checked)
+        self.checker = BackgroundCalls(threads=1, parent=self, done=self._checked)
         self.check_timer = QTimer(self)
         self.check_timer.setSingleShot(True)
         self.check_timer.setInterval(CHECK_DELAY_MS)

@@ -37,12 +37,12 @@ from guiapp.ui.pages.runs.run_files import (
     read_run,
 )
 from guiapp.ui.pages.runs.runs_list import RunsList
-from guiapp.ui.widgets.layouts import column
+from guiapp.ui.widgets.layouts import column, splitter
 from guiapp.ui.widgets.outputs import (
     open_folder,
 )
 from guiapp.ui.widgets.plot_legend import LINE, legend_html
-from guiapp.ui.widgets.tables import table
+from guiapp.ui.widgets.tables import select_table_rows, table
 
 COLORS = [(80, 190, 255), (255, 150, 40), (90, 200, 90), (240, 80, 80), (180, 140, 230)]
 #: what the overlay of the selected runs shows: label, the history's epoch column
@@ -106,10 +106,12 @@ class RunsPage(RunsList, RunExport, Page):
         self.report = table(("Class", "Precision", "Recall", "F1", "Support"))
         self.summary = QLabel("Select a run to see its evaluation.")
         self.summary.setWordWrap(True)
-        evaluation = QSplitter(Qt.Orientation.Horizontal)
-        evaluation.addWidget(self.confusion)
-        evaluation.addWidget(column(self.summary, self.report))
-        evaluation.setSizes([440, 360])
+        evaluation = splitter(
+            Qt.Orientation.Horizontal,
+            self.confusion,
+            column(self.summary, self.report),
+            sizes=(440, 360),
+        )
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.table)
         self.curves_legend = QLabel()  # above the plot (wraps), never over a point
@@ -117,16 +119,11 @@ class RunsPage(RunsList, RunExport, Page):
         self.curves_legend.setTextFormat(Qt.TextFormat.RichText)
         top.addWidget(column(self.curves_legend, self.curves))
         top.setSizes([520, 380])
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(top)
-        split.addWidget(evaluation)
-        split.setSizes([200, 320])
+        split = splitter(Qt.Orientation.Vertical, top, evaluation, sizes=(200, 320))
         self.body.addLayout(buttons)
         self.body.addWidget(split, 1)
-        self.loader = BackgroundCalls(threads=1, parent=self)
-        self.loader.done.connect(self._loaded)
-        self.samples = BackgroundCalls(threads=1, parent=self)
-        self.samples.done.connect(self._rows_found)
+        self.loader = BackgroundCalls(threads=1, parent=self, done=self._loaded)
+        self.samples = BackgroundCalls(threads=1, parent=self, done=self._rows_found)
         self.samples.failed.connect(
             lambda _k, msg: self.summary.setText(f"Cannot list rows: {msg}")
         )
@@ -168,6 +165,7 @@ class RunsPage(RunsList, RunExport, Page):
         runs = self._project.runs
         self.table.blockSignals(True)
         self.table.setRowCount(len(runs))
+        keep = []
         for row, run in enumerate(runs):
             info = self.runs.get(run["path"], {})
             h = info.get("history")
@@ -187,9 +185,8 @@ class RunsPage(RunsList, RunExport, Page):
                 item.setData(Qt.ItemDataRole.UserRole, run["path"])
                 self.table.setItem(row, c, item)
             if run["path"] in selected:
-                self.table.selectRow(row)
-        if not self.selected_paths() and runs:
-            self.table.selectRow(len(runs) - 1)
+                keep.append(row)
+        select_table_rows(self.table, keep or ([len(runs) - 1] if runs else []))
         self.table.blockSignals(False)
         self._selection_changed()
 
@@ -200,7 +197,7 @@ class RunsPage(RunsList, RunExport, Page):
         for row in range(self.table.rowCount()):
             item = self.table.item(row, 0)
             if item is not None and item.data(Qt.ItemDataRole.UserRole) == path:
-                self.table.selectRow(row)
+                select_table_rows(self.table, [row])
 
     def selected_paths(self) -> list[str]:
         rows = sorted({i.row() for i in self.table.selectedItems()})

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QSplitter,
     QSystemTrayIcon,
     QVBoxLayout,
     QWidget,
@@ -40,6 +39,7 @@ from guiapp.ui.pages.training.detached_runs import DetachedRuns, resume_command
 from guiapp.ui.pages.training.training_form import TrainingForm
 from guiapp.ui.pages.training.training_plots import TrainingPlots
 from guiapp.ui.widgets.error_panel import ErrorPanel
+from guiapp.ui.widgets.layouts import splitter, wrapping_label
 
 
 class TrainingPage(DetachedRuns, Page):
@@ -76,9 +76,7 @@ class TrainingPage(DetachedRuns, Page):
         buttons = QHBoxLayout()
         for b in (self.start_button, self.stop_button, self.resume_button):
             buttons.addWidget(b)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setStyleSheet("color: #b42020;")
+        self.message = wrapping_label(problem=True)
         left = QWidget()
         column = QVBoxLayout(left)
         column.setContentsMargins(0, 0, 0, 0)
@@ -111,11 +109,7 @@ class TrainingPage(DetachedRuns, Page):
         self.log.setReadOnly(True)
         self.log.setMaximumBlockCount(5000)
         self.log.setPlaceholderText("The run's log appears here.")
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.plots)
-        split.addWidget(self.log)
-        split.setStretchFactor(0, 4)
-        split.setStretchFactor(1, 1)
+        split = splitter(Qt.Orientation.Vertical, self.plots, self.log, stretch=(4, 1))
         right = QWidget()
         rcol = QVBoxLayout(right)
         rcol.setContentsMargins(0, 0, 0, 0)
@@ -127,12 +121,8 @@ class TrainingPage(DetachedRuns, Page):
         row.addWidget(right, 1)
         self.body.addLayout(row, 1)
 
-        self.loader = BackgroundCalls(threads=1, parent=self)
-        self.loader.done.connect(self._history_loaded)
-        self.ticker = QTimer(self)
-        self.ticker.setInterval(100)
-        self.ticker.timeout.connect(self._tick)
-        self.ticker.start()
+        self.loader = BackgroundCalls(threads=1, parent=self, done=self._history_loaded)
+        self.ticker = self.every(100, self._tick)
         self._update_buttons()
 
     # ------------------------------------------------------------------ project
