@@ -34,9 +34,9 @@ LOSS, CORRECT, STEPS, WAIT_S, FINITE = range(5)
 #: this many: an estimate of the wait at an eighth of the clock reads (each needs the GIL,
 #: which the reader threads may hold).
 WAIT_SAMPLE = 8
-#: A timed wait longer than this times the next step too (waits come in runs when the
-#: input is slow; timing them all costs nothing then, the step is waiting anyway).
-DENSE_AFTER_S = 2e-4
+#: A call whose steps waited longer than this each (by the estimate) has the next call time
+#: every step (the input is slow: timing them all costs nothing then, the steps wait anyway).
+DENSE_AFTER_S = 1e-3
 
 
 class DeviceTotals:
@@ -174,68 +174,65 @@ def make_steps(
         totals.var.assign_add(tf.stack([loss_sum, correct, one, wait, finite]))
         return loss_sum, correct
 
-    # 2 while the last timed step waited more than DENSE_AFTER_S (every step is then
-    # timed), else 1; kept across calls, so one step per call samples as eight do.
-    dense_var = tf.Variable(1, trainable=False, dtype=tf.int32)
+    # Whether the last call waited more than DENSE_AFTER_S a step: the next one then
+    # times every step (and each stands for itself).
+    dense_var = tf.Variable(False, trainable=False, dtype=tf.bool)
 
     def schedule(first: Any, n: Any) -> tuple[Any, Any]:
         """For batches 0..n of a call starting at step ``first`` of the epoch: how to fetch
-        each while the steps do not wait (0 not at all: the call's end; 1 untimed; 2 timed)
-        and what a timed wait stands for. Made once per call: each op in the loop costs
-        every step a few us.
+        each (0 not at all: the call's end; 1 untimed; 2 timed) and what a timed wait
+        stands for. Made once per call: each op in the loop costs every step a few us.
 
         The first batch of each of the reader's segments is timed for itself: when the
         input is slow, it is the one that waits (the others are slices of it, already
         there). Of the others one in ``sample``, picked by a hash of the step's number (out
-        of step with any cycle of the input), counts for ``sample``."""
+        of step with any cycle of the input), counts for ``sample``; or all of them, each
+        for itself, after a call that waited (``dense_var``). Each choice depends only on
+        waits already seen, so the sum of the weighted waits is an unbiased estimate."""
         key = first + tf.range(0, n + 1, dtype=tf.int64)
         seg = key - totals.origin
         if segment_batches:
             seg = seg % segment_batches
-        alone = seg == 0
+        alone = (seg == 0) | dense_var
         picked = alone | ((key * 2654435761 % 2**32) // 2**16 % sample == 0)
         plan = tf.where(key < first + tf.cast(n, tf.int64), tf.where(picked, 2, 1), 0)
         return plan, tf.where(alone, one, tf.constant(float(sample), tf.float64))
 
-    def fetch(iterator: Any, j: Any, sched: Any, after: Any, last: Any, dense: Any) -> Any:
-        """Batch ``j`` of the call (``last`` again past its end), its weighted wait (0 if
-        not timed) and the next ``dense``. Each choice depends only on waits already seen,
-        so the sum of the weighted waits is an unbiased estimate of the wait."""
+    def fetch(iterator: Any, j: Any, sched: Any, after: Any, last: Any) -> Any:
+        """Batch ``j`` of the call (``last`` again past its end) and its weighted wait (0
+        if not timed)."""
         plan, weights = sched
 
-        def timed() -> tuple[Any, Any, Any]:
+        def timed() -> tuple[Any, Any]:
             done = clock(*after)  # the step before was done (the call's start for batch 0)
             with tf.control_dependencies([] if after else [done]):
                 nxt = iterator.get_next()
-            waited = tf.maximum(clock(nxt) - done, 0.0)
-            weight = tf.where(dense > 1, one, weights[j])
-            return nxt, waited * weight, 1 + tf.cast(waited > DENSE_AFTER_S, tf.int32)
+            return nxt, tf.maximum(clock(nxt) - done, 0.0) * weights[j]
 
-        def untimed() -> tuple[Any, Any, Any]:
-            return iterator.get_next(), zero, dense
+        def untimed() -> tuple[Any, Any]:
+            return iterator.get_next(), zero
 
-        branches = (
-            [untimed, timed] if last is None else [lambda: (last, zero, dense), untimed, timed]
-        )
-        return tf.switch_case(tf.minimum(plan[j] * dense, 2) - (last is None), branches)
+        if last is None:
+            return tf.cond(plan[j] > 1, timed, untimed)
+        return tf.switch_case(plan[j], [lambda: (last, zero), untimed, timed])
 
     @tf.function
     def train_steps(iterator: Any, n: Any) -> None:
         if not sample:
             return _untimed(iterator, n)
-        sched = schedule(tf.cast(totals.var[STEPS], tf.int64), n)
-        batch, wait0, dense0 = fetch(iterator, 0, sched, (), None, dense_var.value())
+        start = totals.var.value()
+        sched = schedule(tf.cast(start[STEPS], tf.int64), n)
+        batch, wait0 = fetch(iterator, 0, sched, (), None)
 
-        def body(i: Any, batch: Any, wait: Any, dense: Any) -> tuple[Any, ...]:
+        def body(i: Any, batch: Any, wait: Any) -> tuple[Any, ...]:
             # The next batch is fetched while this step runs; the step waited for it only
             # if it came after the step was done.
             done_with = step(batch, wait)
-            return (i + 1, *fetch(iterator, i + 1, sched, done_with, batch, dense))
+            return (i + 1, *fetch(iterator, i + 1, sched, done_with, batch))
 
-        out = tf.while_loop(
-            lambda i, *_: i < n, body, [tf.constant(0, tf.int32), batch, wait0, dense0]
-        )
-        dense_var.assign(out[-1])
+        tf.while_loop(lambda i, *_: i < n, body, [tf.constant(0, tf.int32), batch, wait0])
+        waited = totals.var[WAIT_S] - start[WAIT_S]
+        dense_var.assign(waited > DENSE_AFTER_S * tf.cast(n, tf.float64))
         return None
 
     def _untimed(iterator: Any, n: Any) -> None:
