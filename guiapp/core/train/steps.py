@@ -11,11 +11,15 @@ The steps also time their wait for input: the clock is read just before the iter
 input wait is the absolute time a step waited for its batch. The clock is
 ``time.perf_counter`` through ``tf.numpy_function``: ``tf.timestamp`` refuses to run under
 ``enable_op_determinism``, which exact resume needs. A numpy_function call needs the GIL
-(10-250 us when the reader threads hold it), and a clock read per step cost a multi-step
-call a fifth of its speed (issue #13) and slowed the input it measured. So a call times its
-first batch and then one in :data:`WAIT_SAMPLE`, and counts each timed wait for the
-untimed steps after it (an unbiased estimate where waits do not follow the cycle of 8):
-one step per call still times every step; eight per call read the clock twice per call.
+(10-250 us, more when the reader threads hold it), and a clock read per step cost a
+multi-step call a fifth to a third of its speed and slowed the input it measured (issue
+#13). So not every step is timed (:func:`make_steps`' ``schedule``): the first batch of each
+of the reader's segments for itself (when input is slow, it is the one that waits), one in
+:data:`WAIT_SAMPLE` of the others, picked by a hash of the step's number, for
+``WAIT_SAMPLE`` steps, and every step after a call that waited more than
+:data:`DENSE_AFTER_S` a step. Each choice depends only on waits already seen, so the
+weighted sum is an unbiased estimate of the wait. The per-call plan makes the loop fetch
+through one ``switch_case`` a step: with nothing timed it runs as fast as the untimed loop.
 """
 
 from __future__ import annotations
