@@ -1,9 +1,14 @@
 """The training loop's meters, divergence and steps per call: real `guiapp train` processes.
 
 Input wait is classified into the profiler's bands only (< 5% fine, > 20% input-bound),
-with sizes chosen so the margins are wide on a loaded 2-core machine: the slow case reads
-gzip-compressed shards through h5py for a linear model (its windows wait ~60-85%), the
+with sizes chosen so the margins are wide on a loaded 2-core machine. The slow case's reads
+are made slow for certain: ``GUIAPP_READ_DELAY_MS`` (a test aid of the pipeline) has every
+segment read (8 batches of 32 rows of 64x64) wait 80 ms, one at a time, ~10 ms a batch for a
+linear model that takes well under 1 ms; it runs 8 steps per call, so the sampled wait
+estimate is what it checks, on the windows after the pipeline's read-ahead is used up. The
 fast case reads uncompressed shards for a convolutional model ~1000x heavier (~1%).
+(Gzip shards read through h5py used to be the slow case, but they are not slower than the
+linear model once the wait clock is cheap: ~5-25%, issue #13.)
 """
 
 from __future__ import annotations
@@ -54,26 +59,34 @@ def _spec(tmp_path: Path, spec: dict, **optimizer: object) -> Path:
     return path
 
 
+SLOW_ROWS = {**LINEAR, "input": {"shape": [64, 64, 1], "dtype": "float32"}}
+
+
 @pytest.mark.parametrize(
-    ("case", "compression", "model", "batch", "steps", "band"),
+    ("case", "model", "shape", "steps", "extra", "band"),
     [
-        ("slow", "gzip", LINEAR, "128", "40", "input-bound"),
-        ("fast", None, HEAVY, "32", "16", "fine"),
+        (
+            "slow",
+            SLOW_ROWS,
+            (64, 64),
+            "160",
+            ["--log-every", "8", "--steps-per-call", "8"],
+            "input-bound",
+        ),
+        ("fast", HEAVY, (25, 25), "16", ["--log-every", "4"], "fine"),
     ],
 )
 def test_input_wait_bands(
     tmp_path: Path,
     make_dataset,
     case: str,
-    compression: str | None,
     model: dict,
-    batch: str,
+    shape: tuple[int, int],
     steps: str,
+    extra: list[str],
     band: str,
 ) -> None:
-    data = make_dataset(f"{case}.h5", 6000, capacity=4096, compression=compression)
-    with h5py.File(data.parent / f"{case}.shards" / "00000.h5") as f:
-        assert f["x"].compression == compression  # the slow case really reads through h5py
+    data = make_dataset(f"{case}.h5", 6000, capacity=4096, shape=shape)
     r = guiapp(
         "train",
         "--data",
@@ -83,13 +96,13 @@ def test_input_wait_bands(
         "--out",
         tmp_path / "run",
         "--batch",
-        batch,
+        "32",
         "--max-steps",
         steps,
-        "--log-every",
-        "4",
+        *extra,
         "--events",
         "-",
+        env={"GUIAPP_READ_DELAY_MS": "80" if case == "slow" else ""},
     )
     assert r.returncode == 0, r.stderr[-2000:]
     ev = events_of(r.stdout)
@@ -100,8 +113,10 @@ def test_input_wait_bands(
         assert e["supply_rows_per_s"] > 0 and e["consume_rows_per_s"] > 0
         # wall rate = rows / (waiting + stepping): never above either of its parts
         assert e["rows_per_s"] <= min(e["supply_rows_per_s"], e["consume_rows_per_s"]) * 1.001
-    # The first window also holds the step's compilation; the others are the steady state.
-    assert wait_band(statistics.median(e["input_wait"] for e in windows[1:])) == band
+    # The first window also holds the step's compilation, and the slow case's first
+    # windows are fed by the read-ahead (up to ~5 segments): the later half is the steady state.
+    steady = windows[1:] if case == "fast" else windows[len(windows) // 2 :]
+    assert wait_band(statistics.median(e["input_wait"] for e in steady)) == band
     epoch = next(e for e in ev if e["event"] == "epoch")
     assert {"input_wait", "supply_rows_per_s", "consume_rows_per_s"} <= set(epoch)
     if band == "fine":

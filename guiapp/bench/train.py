@@ -41,7 +41,9 @@ def _dataset(folder: Path, generator: str, rows: int) -> Path:
     return path
 
 
-def _parts(spec: dict[str, Any], batch: int, timed: bool = True) -> tuple[Any, Any, Any]:
+def _parts(
+    spec: dict[str, Any], batch: int, timed: bool = True, segment_batches: int = 0
+) -> tuple[Any, Any, Any]:
     """(strategy, model, steps) as the runner builds them for the CPU."""
     import keras
     import tensorflow as tf
@@ -56,15 +58,20 @@ def _parts(spec: dict[str, Any], batch: int, timed: bool = True) -> tuple[Any, A
         model = build_model(spec)
         loss, optimizer, _ = compile_parts(spec)
         optimizer.build(model.trainable_variables)
-    steps = make_steps(model, optimizer, loss, strategy, batch, weighted=False, timed=timed)
+    steps = make_steps(
+        model, optimizer, loss, strategy, batch, False, timed=timed, segment_batches=segment_batches
+    )
     return strategy, model, steps
 
 
-def run_loop(steps: Any, iterator: Any, n: int, per_call: int) -> tuple[float, list[float]]:
-    """``n`` steps as the runner takes them; (seconds, the device's sums at the end)."""
+def run_loop(
+    steps: Any, iterator: Any, n: int, per_call: int, origin: int = 0
+) -> tuple[float, list[float]]:
+    """``n`` steps as the runner takes them; (seconds, the device's sums at the end).
+    ``origin``: the step the iterator's first segment started at (-3 after 3 warm steps)."""
     from ..core.train.steps import call_size
 
-    steps.totals.reset()
+    steps.totals.reset(origin=origin)
     done = 0
     t = time.perf_counter()
     while done < n:
@@ -75,6 +82,16 @@ def run_loop(steps: Any, iterator: Any, n: int, per_call: int) -> tuple[float, l
             steps.totals.read()
     sums = steps.totals.read()
     return time.perf_counter() - t, sums
+
+
+def _segments(data: Path, batch: int) -> int:
+    from ..core.pipeline import BatchPipeline
+
+    pipe = BatchPipeline(data, batch_size=batch, drop_remainder=True)
+    try:
+        return pipe.segment_batches
+    finally:
+        pipe.close()
 
 
 def bench_template(
@@ -90,7 +107,7 @@ def bench_template(
 
     ds = Dataset(data)
     spec = fit_template(template, ds.sample_shape, ds.num_classes)
-    strategy, model, compiled = _parts(spec, batch)
+    strategy, model, compiled = _parts(spec, batch, segment_batches=_segments(data, batch))
     in_dtype = str(model.inputs[0].dtype).removeprefix("<dtype: '").removesuffix("'>")
     pipe = BatchPipeline(ds, batch_size=batch, drop_remainder=True, dtype=in_dtype)
     x_shape = tuple(spec["input"]["shape"])
@@ -107,7 +124,7 @@ def bench_template(
     def timed(source: Any) -> tuple[float, list[float]]:
         it = iter(strategy.experimental_distribute_dataset(source.take(need)))
         compiled.train(it, warm)  # compiled once, and the pipeline started
-        return run_loop(compiled, it, steps, per_call)
+        return run_loop(compiled, it, steps, per_call, origin=-warm)
 
     def alone() -> float:
         it = iter(pipe.tf_dataset(range(1), x_shape=x_shape).take(need))

@@ -33,6 +33,21 @@ MAX_DEFAULT_READER_THREADS = 8
 SEGMENT_MIN_BYTES = 4 << 20
 
 
+def _read_delay_s() -> float:
+    try:
+        return max(0.0, float(os.environ.get("GUIAPP_READ_DELAY_MS", "0") or 0)) / 1000
+    except ValueError:
+        return 0.0
+
+
+#: A test and bench aid, not a setting: ``GUIAPP_READ_DELAY_MS`` (read once, at import)
+#: makes each segment read wait that long first, one read at a time across the reader
+#: threads (a disk that serves one request at a time), so a test can have input that is
+#: genuinely slower than the model on any machine. Unset, empty or not a number: no delay.
+READ_DELAY_S = _read_delay_s()
+_READ_DELAY_LOCK = threading.Lock()
+
+
 def default_reader_threads() -> int:
     try:
         cores = len(os.sched_getaffinity(0))
@@ -143,6 +158,9 @@ class BatchPipeline:
 
         Batch ``b0 + j`` is rows ``[j*B, (j+1)*B)`` of the result (the last may be shorter).
         """
+        if READ_DELAY_S:
+            with _READ_DELAY_LOCK:
+                time.sleep(READ_DELAY_S)
         src, dest, length = self.epoch_plan(epoch).segment_runs(b0, b1)
         x, y = self.reader.buffers(int(length.sum()))
         self.reader.read_runs(src, dest, length, x, y)

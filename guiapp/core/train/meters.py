@@ -7,7 +7,8 @@ turns them into what the events carry:
 
 - ``input_wait``: the fraction of the window's (or the epoch's) wall time the step spent
   waiting for its next batch, absolute (TensorFlow profiler's bands: < 5% fine, 5-20%
-  moderate, > 20% input-bound);
+  moderate, > 20% input-bound); an unbiased estimate from the steps the clock times
+  (:mod:`.steps`: segment starts, one in 8 of the others, all after a call that waited);
 - ``supply_rows_per_s``: rows per second spent inside the iterator's ``get_next``: what
   the input pipeline delivered while the step waited (an upper bound on its rate when it
   keeps up, the step then barely waits; close to its rate when it is the bottleneck);

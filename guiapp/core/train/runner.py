@@ -73,6 +73,7 @@ class TrainingJob:
             prep.strategy,
             prep.global_batch,
             prep.train.weights is not None,
+            segment_batches=prep.train.segment_batches,
         )
         t_run = time.perf_counter()
         patience = self.cfg.early_stopping

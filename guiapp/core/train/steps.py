@@ -6,11 +6,20 @@ value to Python: each step adds its numbers to :class:`DeviceTotals`, a few vari
 the device that the runner reads once per logging window (:meth:`DeviceTotals.read`).
 So the loop synchronises with the device once per ``--log-every`` steps, not per step.
 
-Each step also times its own wait for input: the clock is read just before the
-iterator's ``get_next`` and just after the batch is there (ordered by control
-dependencies), so the input wait is the absolute time the step waited for its batch.
-The clock is ``time.perf_counter`` through ``tf.numpy_function`` (about 10 us a call):
-``tf.timestamp`` refuses to run under ``enable_op_determinism``, which exact resume needs.
+The steps also time their wait for input: the clock is read just before the iterator's
+``get_next`` and just after the batch is there (ordered by control dependencies), so the
+input wait is the absolute time a step waited for its batch. The clock is
+``time.perf_counter`` through ``tf.numpy_function``: ``tf.timestamp`` refuses to run under
+``enable_op_determinism``, which exact resume needs. A numpy_function call needs the GIL
+(10-250 us, more when the reader threads hold it), and a clock read per step cost a
+multi-step call a fifth to a third of its speed and slowed the input it measured (issue
+#13). So not every step is timed (:func:`make_steps`' ``schedule``): the first batch of each
+of the reader's segments for itself (when input is slow, it is the one that waits), one in
+:data:`WAIT_SAMPLE` of the others, picked by a hash of the step's number, for
+``WAIT_SAMPLE`` steps, and every step after a call that waited more than
+:data:`DENSE_AFTER_S` a step. Each choice depends only on waits already seen, so the
+weighted sum is an unbiased estimate of the wait. The per-call plan makes the loop fetch
+through one ``switch_case`` a step: with nothing timed it runs as fast as the untimed loop.
 """
 
 from __future__ import annotations
@@ -25,6 +34,14 @@ import numpy as np
 #: step, one read per window). Counts are exact in float64 up to 2**53.
 LOSS, CORRECT, STEPS, WAIT_S, FINITE = range(5)
 
+#: While the steps do not wait, one in this many has its input wait timed and counts for
+#: this many: an estimate of the wait at an eighth of the clock reads (each needs the GIL,
+#: which the reader threads may hold).
+WAIT_SAMPLE = 8
+#: A call whose steps waited longer than this each (by the estimate) has the next call time
+#: every step (the input is slow: timing them all costs nothing then, the steps wait anyway).
+DENSE_AFTER_S = 1e-3
+
 
 class DeviceTotals:
     """The epoch's running sums, held on the device: loss sum, correct predictions, steps
@@ -38,6 +55,9 @@ class DeviceTotals:
         import tensorflow as tf
 
         self.var = tf.Variable(self.initial(), trainable=False, dtype=tf.float64)
+        # The epoch's first step here (0, or where a resumed epoch starts): where the
+        # reader's segments start (the wait clock times their first batches).
+        self.origin = tf.Variable(0, trainable=False, dtype=tf.int64)
 
     @staticmethod
     def initial(
@@ -46,10 +66,17 @@ class DeviceTotals:
         return [float(loss), float(correct), float(steps), float(wait_s), float(steps)]
 
     def reset(
-        self, loss: float = 0.0, correct: float = 0.0, steps: int = 0, wait_s: float = 0.0
+        self,
+        loss: float = 0.0,
+        correct: float = 0.0,
+        steps: int = 0,
+        wait_s: float = 0.0,
+        origin: int | None = None,
     ) -> None:
-        """Start an epoch at these sums (zero, or a checkpoint's for a resumed epoch)."""
+        """Start an epoch at these sums (zero, or a checkpoint's for a resumed epoch);
+        ``origin``: the step the iterator's first segment starts at (default ``steps``)."""
         self.var.assign(self.initial(loss, correct, steps, wait_s))
+        self.origin.assign(int(steps if origin is None else origin))
 
     def read(self) -> list[float]:
         """The sums now: one device-to-host copy (the loop's only synchronisation)."""
@@ -83,12 +110,15 @@ def make_steps(
     weighted: bool,
     *,
     timed: bool = True,
+    segment_batches: int = 0,
 ) -> Steps:
     """``train(iterator, n)`` under ``strategy.run``, ``predict(x)`` and the per-example loss.
 
     The per-replica loss is the sum of per-example losses over the GLOBAL batch, so the
     Keras optimizer's all-reduce (a sum over replicas) yields the mean gradient.
     ``timed=False`` leaves the input-wait clock out (``guiapp bench train`` measures its cost).
+    ``segment_batches``: the reader's batches per segment (``BatchPipeline.segment_batches``;
+    0 if unknown), whose first batches the clock always times.
     """
     import tensorflow as tf
 
@@ -130,47 +160,92 @@ def make_steps(
     total = tf.distribute.ReduceOp.SUM
     one = tf.constant(1.0, tf.float64)
 
-    def clock() -> Any:
-        if not timed:
-            return tf.constant(0.0, tf.float64)
-        return tf.reshape(tf.numpy_function(_perf_counter, [], tf.float64, stateful=True), [])
+    zero = tf.constant(0.0, tf.float64)
+    sample = WAIT_SAMPLE if timed else 0
 
-    def fetch(iterator: Any) -> tuple[Any, Any]:
-        """The next batch and the time it was there."""
-        batch = iterator.get_next()
-        with tf.control_dependencies(tf.nest.flatten(batch, expand_composites=True)):
-            return batch, clock()
+    def clock(*after: Any) -> Any:
+        """``time.perf_counter()`` once every tensor of ``after`` is there."""
+        with tf.control_dependencies(tf.nest.flatten(after, expand_composites=True)):
+            return tf.reshape(tf.numpy_function(_perf_counter, [], tf.float64, stateful=True), [])
 
     def step(batch: Any, wait: Any) -> Any:
-        """Train on ``batch`` and count it (``wait``: seconds the step waited for it); the
-        time the step was done."""
+        """Train on ``batch`` and count it (``wait``: seconds, weighted, the step waited for
+        it); the step's results (what a clock read after the step waits for)."""
         loss_sum, correct = strategy.run(step_fn, args=tuple(batch))
         loss_sum = tf.cast(strategy.reduce(total, loss_sum, axis=None), tf.float64)
         correct = tf.cast(strategy.reduce(total, correct, axis=None), tf.float64)
-        with tf.control_dependencies([loss_sum, correct]):
-            done = clock()
         finite = tf.cast(tf.math.is_finite(loss_sum), tf.float64)
         totals.var.assign_add(tf.stack([loss_sum, correct, one, wait, finite]))
-        return done
+        return loss_sum, correct
+
+    # Whether the last call waited more than DENSE_AFTER_S a step: the next one then
+    # times every step (and each stands for itself).
+    dense_var = tf.Variable(False, trainable=False, dtype=tf.bool)
+
+    def schedule(first: Any, n: Any) -> tuple[Any, Any]:
+        """For batches 0..n of a call starting at step ``first`` of the epoch: how to fetch
+        each (0 not at all: the call's end; 1 untimed; 2 timed) and what a timed wait
+        stands for. Made once per call: each op in the loop costs every step a few us.
+
+        The first batch of each of the reader's segments is timed for itself: when the
+        input is slow, it is the one that waits (the others are slices of it, already
+        there). Of the others one in ``sample``, picked by a hash of the step's number (out
+        of step with any cycle of the input), counts for ``sample``; or all of them, each
+        for itself, after a call that waited (``dense_var``). Each choice depends only on
+        waits already seen, so the sum of the weighted waits is an unbiased estimate."""
+        key = first + tf.range(0, n + 1, dtype=tf.int64)
+        seg = key - totals.origin
+        if segment_batches:
+            seg = seg % segment_batches
+        alone = (seg == 0) | dense_var
+        picked = alone | ((key * 2654435761 % 2**32) // 2**16 % sample == 0)
+        plan = tf.where(key < first + tf.cast(n, tf.int64), tf.where(picked, 2, 1), 0)
+        return plan, tf.where(alone, one, tf.constant(float(sample), tf.float64))
+
+    def fetch(iterator: Any, j: Any, sched: Any, after: Any, last: Any) -> Any:
+        """Batch ``j`` of the call (``last`` again past its end) and its weighted wait (0
+        if not timed)."""
+        plan, weights = sched
+
+        def timed() -> tuple[Any, Any]:
+            done = clock(*after)  # the step before was done (the call's start for batch 0)
+            with tf.control_dependencies([] if after else [done]):
+                nxt = iterator.get_next()
+            return nxt, tf.maximum(clock(nxt) - done, 0.0) * weights[j]
+
+        def untimed() -> tuple[Any, Any]:
+            return iterator.get_next(), zero
+
+        if last is None:
+            return tf.cond(plan[j] > 1, timed, untimed)
+        return tf.switch_case(plan[j], [lambda: (last, zero), untimed, timed])
 
     @tf.function
     def train_steps(iterator: Any, n: Any) -> None:
-        t0 = clock()
-        with tf.control_dependencies([t0]):
-            batch, t1 = fetch(iterator)
+        if not sample:
+            return _untimed(iterator, n)
+        start = totals.var.value()
+        sched = schedule(tf.cast(start[STEPS], tf.int64), n)
+        batch, wait0 = fetch(iterator, 0, sched, (), None)
 
-        def body(i: Any, batch: Any, wait: Any) -> tuple[Any, Any, Any]:
+        def body(i: Any, batch: Any, wait: Any) -> tuple[Any, ...]:
             # The next batch is fetched while this step runs; the step waited for it only
             # if it came after the step was done.
-            done = step(batch, wait)
-            nxt, came = tf.cond(
-                i + 1 < n,
-                lambda: fetch(iterator),
-                lambda: (batch, tf.constant(0.0, tf.float64)),
-            )
-            return i + 1, nxt, tf.maximum(came - done, 0.0)
+            done_with = step(batch, wait)
+            return (i + 1, *fetch(iterator, i + 1, sched, done_with, batch))
 
-        tf.while_loop(lambda i, *_: i < n, body, [tf.constant(0, tf.int32), batch, t1 - t0])
+        tf.while_loop(lambda i, *_: i < n, body, [tf.constant(0, tf.int32), batch, wait0])
+        waited = totals.var[WAIT_S] - start[WAIT_S]
+        dense_var.assign(waited > DENSE_AFTER_S * tf.cast(n, tf.float64))
+        return None
+
+    def _untimed(iterator: Any, n: Any) -> None:
+        def body(i: Any, batch: Any) -> tuple[Any, Any]:
+            step(batch, zero)
+            j = i + 1
+            return j, tf.cond(j < n, iterator.get_next, lambda: batch)
+
+        tf.while_loop(lambda i, *_: i < n, body, [tf.constant(0, tf.int32), iterator.get_next()])
 
     def train(iterator: Any, n: int) -> None:
         train_steps(iterator, tf.constant(n, tf.int32))
