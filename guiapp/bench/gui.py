@@ -138,6 +138,8 @@ def run_gui_bench(out_json: str | None = None) -> dict[str, Any]:
         probe = Probe()
 
         profile_dir = os.environ.get("GUIAPP_BENCH_PROFILE", "")
+        if profile_dir:
+            os.makedirs(profile_dir, exist_ok=True)
 
         def phase(name: str, seconds: float, step: Callable[[], bool] | None = None) -> None:
             profiler = cProfile.Profile() if profile_dir else None
