@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -319,7 +320,9 @@ def test_kfold_and_data_scaling_curve(tmp_path: Path, images: Path) -> None:
     assert r.returncode == 0, r.stderr[-2000:]
     folds = json.loads((out / "folds.json").read_text())
     assert [f["fold"] for f in folds["results"]] == [0, 1, 2]
-    assert folds["mean_val_accuracy"] is not None and folds["std_val_accuracy"] >= 0
+    accs = [f["val_accuracy"] for f in folds["results"]]
+    assert folds["mean_val_accuracy"] == pytest.approx(statistics.fmean(accs))
+    assert folds["std_val_accuracy"] == pytest.approx(statistics.pstdev(accs))
     assert all((out / f"fold-{i}" / "report.json").exists() for i in range(3))
     assert "Mean" in (out / "folds.md").read_text()
     curve_dir = tmp_path / "curve"
