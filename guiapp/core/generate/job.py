@@ -214,8 +214,9 @@ class GenerationJob:
         return conns, stop
 
     def _run_workers(self, plan: Plan) -> list[dict[str, Any]]:
-        conns, stop = self._start(plan)
+        # Read before the workers start: they rewrite these shards' checkpoints as they go.
         written = self._checkpointed(plan)  # half-written shards continue from these rows
+        conns, stop = self._start(plan)
         resumed = sum(written.values())
         errors: list[dict[str, Any]] = []
         meter = RateMeter(plan.todo_rows - resumed)

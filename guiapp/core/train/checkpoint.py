@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -51,16 +51,11 @@ def save_checkpoint(
     model_vars: list[Any],
     opt_vars: list[Any],
     position: dict[str, Any],
-    nonfinite: Callable[[float], Exception] | None = None,
 ) -> None:
-    """Write variables (in order), the position and their content hash atomically. With
-    ``nonfinite``, a model variable holding NaN/Inf raises ``nonfinite(value)`` instead, and
-    the last checkpoint stays as it was."""
+    """Write variables (in order), the position and their content hash atomically (the
+    runner checks the weights are finite first: :func:`first_nonfinite`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     groups = [[np.asarray(v.numpy()) for v in vs] for vs in (model_vars, opt_vars)]
-    bad = first_nonfinite(groups[0]) if nonfinite is not None else None
-    if bad is not None and nonfinite is not None:
-        raise nonfinite(bad)
     position_json = json.dumps(position, default=float)
     try:
         _write(path, variables=(model_vars, opt_vars), groups=groups, position_json=position_json)

@@ -178,14 +178,15 @@ class TrainingJob:
         optimizer variable; a loss or weight that is not finite fails the run instead."""
         meters = self._meters
         state.epoch_sums = meters.position() if state.step and meters is not None else None
+        # Every worker looks (not only the chief, which writes): a worker that went on to the
+        # next step's all-reduce while the chief stopped would wait for it forever.
+        bad = first_nonfinite(v.numpy() for v in prep.model.variables)
+        if bad is not None:
+            raise self._diverged(prep, state, bad)
         if not self.chief:
             return
         save_checkpoint(
-            self.run.checkpoint,
-            prep.model.variables,
-            prep.optimizer.variables,
-            state.position(),
-            nonfinite=lambda v: self._diverged(prep, state, v),
+            self.run.checkpoint, prep.model.variables, prep.optimizer.variables, state.position()
         )
         self.emit(
             "checkpoint",
