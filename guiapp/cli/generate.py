@@ -50,7 +50,7 @@ def register(sub: Any) -> None:
 
 
 def _config(args: argparse.Namespace) -> Any:
-    from ..core.errors import UserError
+    from ..core.errors import UserError, json_problem
     from ..core.generate import load_spec, resolve_config
     from ..core.store import parse_shape
 
@@ -60,7 +60,7 @@ def _config(args: argparse.Namespace) -> Any:
             params = json.loads(args.params)
         except json.JSONDecodeError as exc:
             raise UserError(
-                f"--params: not valid JSON ({exc.msg}); give an object like '{{\"difficulty\": 0.5}}'"
+                f"--params: {json_problem(exc)}; give an object like '{{\"difficulty\": 0.5}}'"
             ) from None
         if not isinstance(params, dict):
             raise UserError("--params: give a JSON object like '{\"difficulty\": 0.5}'")

@@ -80,15 +80,18 @@ class Cancelled(Exception):
 SEED_MAX = 2**32 - 1  # numpy, Python and TensorFlow all take seeds in 0..2**32-1
 
 
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """The one wording of invalid JSON: what is wrong and where in the text."""
+    return f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+
+
 def load_json(text: str, where: str) -> Any:
     """``json.loads(text)``; invalid JSON is a :class:`UserError` naming WHERE, the line and
     the column."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UserError(
-            f"{where}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
-        ) from None
+        raise UserError(f"{where}: {json_problem(exc)}") from None
 
 
 def check_seed(value: Any, name: str = "seed") -> None:

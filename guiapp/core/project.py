@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_write_bytes
-from .errors import FileError
+from .errors import FileError, json_problem
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -167,7 +167,7 @@ class Project:
         except json.JSONDecodeError as exc:
             raise ProjectError(
                 file,
-                f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
+                f"is {json_problem(exc)}",
                 f"fix the file or restore {file.name}.bak. {_UNCHANGED}",
             ) from None
         return cls.from_dict(data, file)

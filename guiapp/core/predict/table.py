@@ -42,6 +42,13 @@ CHUNK_ROWS = 1 << 16
 COLUMNS = ("row", "label", "pred", "prob", "topk_class", "topk_prob", "probs")
 
 
+#: The fields of ``TableSpec`` that a resumed file must share with the new job.
+_IDENTITY = (
+    "rows", "num_classes", "top_k", "has_labels", "with_probs",
+    "model_hash", "dataset_hash", "split", "batch",
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class TableSpec:
     """What a predictions file holds; everything but the rows written so far."""
@@ -61,17 +68,7 @@ class TableSpec:
 
     def identity(self) -> dict[str, Any]:
         """What must match for a file to be resumed (paths may move, hashes may not)."""
-        return {
-            "rows": self.rows,
-            "num_classes": self.num_classes,
-            "top_k": self.top_k,
-            "has_labels": self.has_labels,
-            "with_probs": self.with_probs,
-            "model_hash": self.model_hash,
-            "dataset_hash": self.dataset_hash,
-            "split": self.split,
-            "batch": self.batch,
-        }
+        return {name: getattr(self, name) for name in _IDENTITY}
 
 
 def _chunks(n: int, width: int = 1) -> tuple[int, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -189,17 +190,9 @@ class DatasetWriter:
             if ds.layout != "sharded" or any(not ds.shards[k].sealed for k in range(keep_shards)):
                 raise DatasetError(path, "cannot be continued here", "Start the job again")
             metas = [ds.shards[k] for k in range(keep_shards)]
-            header = DatasetHeader(
-                uuid=ds.uuid,
-                sample_shape=ds.sample_shape,
-                dtype=ds.dtype,
-                class_names=list(ds.class_names),
-                shard_capacity=ds.shard_capacity,
-                compression=ds.compression,
-                provenance=ds.provenance,
-                created=ds.created,
-                statistics=ds.statistics,
-            )
+            # The dataset's own header, field by field (its layout is "sharded": checked above).
+            same = {f.name: getattr(ds, f.name) for f in dataclasses.fields(DatasetHeader)}
+            header = DatasetHeader(**{**same, "class_names": list(ds.class_names)})
         folder = shard_dir(path)
         for p in folder.iterdir():
             if p.suffix == ".h5" and p.stem.isdigit() and int(p.stem) >= keep_shards:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from ..errors import SEED_MAX, OptionError, UserError
+from ..errors import SEED_MAX, OptionError, UserError, json_problem
 
 
 @dataclass
@@ -264,7 +264,7 @@ def parse_augment(text: str | None) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise OptionError(
-            "augment", text, f"not valid JSON ({exc.msg})", 'give an object like {"flip_h": true}'
+            "augment", text, json_problem(exc), 'give an object like {"flip_h": true}'
         ) from None
     if not isinstance(value, dict):
         raise OptionError("augment", text, "not a JSON object", 'give one like {"flip_h": true}')

@@ -49,14 +49,8 @@ class RunState:
         )
 
     def position(self) -> dict[str, Any]:
-        return {
-            "epoch": self.epoch,
-            "step": self.step,
-            "global_step": self.global_step,
-            "history": self.history,
-            "best": self.best,
-            "epoch_sums": self.epoch_sums if self.step else None,
-        }
+        # The fields in order; the sums only inside an epoch (a checkpoint at its end has none).
+        return {**vars(self), "epoch_sums": self.epoch_sums if self.step else None}
 
 
 @dataclasses.dataclass
