@@ -25,6 +25,12 @@ def feed_batches(history: RunHistory, first: int, last: int) -> None:
         )
 
 
+def refresh(plots: TrainingPlots) -> None:
+    """Refresh until every range that has to move moved (one plot moves per refresh)."""
+    for _ in range(len(plots.ranges)):
+        plots.refresh()
+
+
 def test_ranges_move_in_steps_and_fit_an_ended_run(qtbot) -> None:
     plots = TrainingPlots()
     qtbot.addWidget(plots)
@@ -38,37 +44,61 @@ def test_ranges_move_in_steps_and_fit_an_ended_run(qtbot) -> None:
     assert axis.cacheMode() == QGraphicsItem.CacheMode.DeviceCoordinateCache
 
     feed_batches(history, 5, 100)
-    plots.refresh()
+    refresh(plots)
     first = view.viewRange()
     assert first[0][0] == 0 and 400 <= first[0][1] < 420  # the run's planned 400 steps
     moved = 0
     for last in range(105, 150, 5):  # a few more points: the same range, ticks and axes
         feed_batches(history, last, last)
-        plots.refresh()
+        refresh(plots)
         moved += view.viewRange() != first
     assert moved == 0 and plots.points("loss_raw") == 29
 
     feed_batches(history, 150, 400)  # the loss falls out of the range: y moves, x stays
-    plots.refresh()
+    refresh(plots)
     grown = view.viewRange()
     assert grown[0] == first[0] and grown[1][0] < 0.15 < first[1][0]
     wait = plots.wait_plot.getViewBox().viewRange()[1]
     assert wait == [0.0, 0.3]  # a fraction plot from 0 to the bands
     feed_batches(history, 405, 500)  # past the plan (another trial): x grows in a step
-    plots.refresh()
+    refresh(plots)
     assert view.viewRange()[0][1] > 500 + 100
 
     history.feed({"event": "finished"})
-    plots.refresh()
+    refresh(plots)
     (x0, x1), _ = view.viewRange()
     assert x0 < 5 and 500 < x1 < 530  # fitted: no room left for growth
 
     view.setRange(xRange=(100, 200), padding=0)  # the user's zoom...
     view.sigRangeChangedManually.emit(view.state["mouseEnabled"])  # as a wheel zoom does
     feed_batches(history, 505, 800)
-    plots.refresh()
+    refresh(plots)
     assert view.viewRange()[0] == [100.0, 200.0]  # ...stays
     view.enableAutoRange()  # the "A" button: follow the data again
     feed_batches(history, 805, 810)
-    plots.refresh()
+    refresh(plots)
     assert view.viewRange()[0][1] >= 810
+
+
+def test_one_range_moves_per_refresh_in_turns(qtbot) -> None:
+    """A moved range repaints its axes from scratch, so one refresh moves one plot's range
+    at most; the others follow at the next refreshes, each in its turn."""
+    plots = TrainingPlots()
+    qtbot.addWidget(plots)
+    plots.resize(800, 500)
+    plots.show()
+    history = RunHistory()
+    history.feed({"event": "started", "epochs": 1, "steps_per_epoch": 400})
+    plots.set_history(history)  # its own refresh: nothing to show yet
+    views = [p.getViewBox() for p in (plots.loss_plot, plots.acc_plot, plots.rate_plot)]
+    views.append(plots.wait_plot.getViewBox())
+    feed_batches(history, 5, 100)  # every plot's range has to move from the reset (0, 1)
+    before = [v.viewRange() for v in views]
+    moved_per_refresh = []
+    for _ in range(5):
+        plots.refresh()
+        now = [v.viewRange() for v in views]
+        moved_per_refresh.append(sum(a != b for a, b in zip(before, now, strict=True)))
+        before = now
+    assert moved_per_refresh == [1, 1, 1, 1, 0]
+    assert [v.viewRange()[0][0] for v in views] == [0.0] * 4  # all moved, to the plan

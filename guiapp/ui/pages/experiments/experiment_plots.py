@@ -22,6 +22,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QGridLayout, QVBoxLayout, QWidget
 
 from guiapp.core.train.experiment_history import ExperimentHistory
+from guiapp.ui.widgets.plots import new_plot
 
 BAND = (255, 127, 14, 60)
 MAX_LEGEND = 8  # trials named in the legend; the table names them all
@@ -31,18 +32,6 @@ MEAN = (255, 127, 14)
 def trial_color(i: int) -> tuple[int, int, int]:
     color = pg.intColor(i, hues=9, values=1, maxValue=220).getRgb()
     return int(color[0]), int(color[1]), int(color[2])
-
-
-def _plot(left: str, bottom: str) -> pg.PlotWidget:
-    widget = pg.PlotWidget()
-    widget.setMinimumHeight(150)
-    plot = widget.getPlotItem()
-    plot.setLabel("left", left)
-    plot.setLabel("bottom", bottom)
-    plot.showGrid(x=True, y=True, alpha=0.25)
-    for axis in ("left", "bottom"):
-        plot.getAxis(axis).enableAutoSIPrefix(False)
-    return widget
 
 
 def _number(value: Any) -> float | None:
@@ -73,11 +62,13 @@ class ExperimentPlots(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(2)
-        self.loss = _plot("loss (smoothed)", "step")
-        self.val = _plot("validation accuracy", "epoch")
-        self.scaling = _plot("validation accuracy", "training rows (log)")
+        self.loss = new_plot("loss (smoothed)", "step", digits=6, min_height=150)
+        self.val = new_plot("validation accuracy", "epoch", digits=5, min_height=150)
+        self.scaling = new_plot(
+            "validation accuracy", "training rows (log)", digits=5, min_height=150
+        )
         self.scaling.getPlotItem().setLogMode(x=True, y=False)
-        self.scatter = _plot("final validation accuracy", "parameter")
+        self.scatter = new_plot("final validation accuracy", "parameter", digits=5, min_height=150)
         self.param = QComboBox()
         self.param.setToolTip("The parameter on the scatter's horizontal axis")
         self.param.currentIndexChanged.connect(lambda _i: self._draw_scatter())

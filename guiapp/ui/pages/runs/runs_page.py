@@ -42,6 +42,7 @@ from guiapp.ui.widgets.outputs import (
     open_folder,
 )
 from guiapp.ui.widgets.plot_legend import LINE, legend_html
+from guiapp.ui.widgets.plots import new_plot
 from guiapp.ui.widgets.tables import select_table_rows, table
 
 COLORS = [(80, 190, 255), (255, 150, 40), (90, 200, 90), (240, 80, 80), (180, 140, 230)]
@@ -94,13 +95,7 @@ class RunsPage(RunsList, RunExport, Page):
         buttons.addStretch(1)
         buttons.addWidget(QLabel("Curves"))
         buttons.addWidget(self.metric_combo)
-        self.curves = pg.PlotWidget()
-        self.curves.setLabel("bottom", "epoch")
-        self.curves.setLabel("left", "validation accuracy")
-        self.curves.showGrid(x=True, y=True, alpha=0.25)
-        for axis in ("left", "bottom"):
-            self.curves.getAxis(axis).enableAutoSIPrefix(False)
-        self.curves.setMinimumHeight(160)
+        self.curves = new_plot("validation accuracy", "epoch", digits=6, min_height=160)
         self.confusion = ConfusionView()
         self.confusion.cell_clicked.connect(self.open_cell)
         self.report = table(("Class", "Precision", "Recall", "F1", "Support"))

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from guiapp.core.train.history import RunHistory
 from guiapp.ui.widgets.plot_legend import DOT, LINE, SQUARE, legend_html
+from guiapp.ui.widgets.plots import new_plot
 from guiapp.ui.widgets.steady_range import SteadyRange
 
 REFRESH_MS = 100
@@ -30,18 +31,12 @@ SMOOTH_HALF = 5  # the smoothed curve averages up to 5 logged batches either sid
 BANDS = ((0.05, "5%: moderate"), (0.20, "20%: input-bound"))
 
 
-def make_plot(grid: QGridLayout, row: int, col: int, left: str) -> pg.PlotItem:
-    widget = pg.PlotWidget()
-    widget.setMinimumHeight(140)
+def make_plot(grid: QGridLayout, row: int, col: int, left: str, digits: int) -> pg.PlotItem:
+    widget = new_plot(left, "step", digits=digits)
     grid.addWidget(widget, row, col)
     plot = widget.getPlotItem()
-    plot.setLabel("left", left)
-    plot.setLabel("bottom", "step")
-    plot.showGrid(x=True, y=True, alpha=0.25)
     plot.setClipToView(True)
     plot.setDownsampling(auto=True, mode="peak")
-    for axis in ("left", "bottom"):
-        plot.getAxis(axis).enableAutoSIPrefix(False)
     return plot
 
 
@@ -87,10 +82,11 @@ class TrainingPlots(QWidget):
         self.legend = QLabel()  # one line above the loss and accuracy plots, over no point
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         grid.addWidget(self.legend, 0, 0, 1, 2)
-        self.loss_plot = make_plot(grid, 1, 0, "loss")
-        self.acc_plot = make_plot(grid, 1, 1, "accuracy")
-        self.rate_plot = make_plot(grid, 2, 0, "rows/s")
-        self.wait_plot = make_plot(grid, 2, 1, "input wait (fraction)")
+        # tick labels up to "0.0025", "0.875", "2000000" (then "3e+07"), "0.25"
+        self.loss_plot = make_plot(grid, 1, 0, "loss", digits=6)
+        self.acc_plot = make_plot(grid, 1, 1, "accuracy", digits=5)
+        self.rate_plot = make_plot(grid, 2, 0, "rows/s", digits=7)
+        self.wait_plot = make_plot(grid, 2, 1, "input wait (fraction)", digits=4)
         self.curves: dict[str, pg.PlotDataItem] = {}
         for key, plot in (("loss", self.loss_plot), ("accuracy", self.acc_plot)):
             self.curves[f"{key}_raw"] = curve(plot, "batch", RAW, width=1)
@@ -137,6 +133,8 @@ class TrainingPlots(QWidget):
             item.setClipToView(True)
             item.setDownsampling(auto=True, method="peak")
         self._shown_events = -1
+        self._moved = self._pending = False  # a range moved / one waits (see _move_range)
+        self._first = "loss"  # whose turn it is to move first
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
@@ -154,17 +152,34 @@ class TrainingPlots(QWidget):
         x, _ = self.curves[key].getData()
         return 0 if x is None else len(x)
 
+    def _move_range(self, name: str, *args: object, **kw: object) -> None:
+        """Move plot ``name``'s range if it needs it and this refresh has not moved one yet.
+
+        A moved range repaints its axes from scratch (~10-25 ms a plot on 2 cores), so at
+        most one plot moves per refresh, in turns; the others wait a tick (a run's end used
+        to refit all four in one paint)."""
+        if self._moved:
+            self._pending = True
+            return
+        if self.ranges[name].update(*args, **kw):  # type: ignore[arg-type]
+            self._moved = True
+            keys = list(self.ranges)
+            self._first = keys[(keys.index(name) + 1) % len(keys)]
+
     def refresh(self) -> None:
-        """Copy new points into the curves; nothing happens when none arrived."""
+        """Copy new points into the curves; nothing happens when none arrived (and no
+        range waits for its turn)."""
         h = self.history
-        if h.events == self._shown_events:
+        if h.events == self._shown_events and not self._pending:
             return
         self._shown_events = h.events
+        self._moved = self._pending = False
         x = h.step.view()
         ex = h.epoch_step.view()
         fit = h.status not in ("new", "running")  # an ended run: no room left for growth
         planned = planned_steps(h)
         kw = {"fit": fit, "x_planned": (0.0, planned * 1.02) if planned else None}
+        moves: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {}
         for key in ("loss", "accuracy"):
             raw, smooth = h.batch[key].view(), centred_mean(h.batch[key].view())
             train, val = h.epoch[key].view(), h.epoch[f"val_{key}"].view()
@@ -172,13 +187,18 @@ class TrainingPlots(QWidget):
             self.curves[f"{key}_smooth"].setData(x, smooth, skipFiniteCheck=True)
             self.curves[f"{key}_epoch"].setData(ex, train, skipFiniteCheck=True)
             self.curves[f"val_{key}_epoch"].setData(ex, val, skipFiniteCheck=True)
-            self.ranges[key].update((x, ex), (raw, train, val), **kw)
+            moves[key] = (((x, ex), (raw, train, val)), kw)
         rate = h.batch["rows_per_s"].view()
         self.curves["rows_per_s"].setData(x, rate, skipFiniteCheck=True)
-        self.ranges["rows_per_s"].update((x,), (rate,), **kw)
+        moves["rows_per_s"] = (((x,), (rate,)), kw)
         wait = h.batch["input_wait"].view()
         self.curves["input_wait"].setData(x, wait, skipFiniteCheck=True)
         finite = wait[np.isfinite(wait)]
         # from 0 to 0.3 (the bands), or to the highest wait rounded up to a tenth
         top = 0.3 if not len(finite) else min(1.0, math.ceil(float(finite.max()) * 11) / 10)
-        self.ranges["input_wait"].update((x,), (), y_fixed=(0.0, max(0.3, top)), **kw)
+        moves["input_wait"] = (((x,), ()), {**kw, "y_fixed": (0.0, max(0.3, top))})
+        keys = list(self.ranges)
+        start = keys.index(self._first)
+        for name in keys[start:] + keys[:start]:
+            args, options = moves[name]
+            self._move_range(name, *args, **options)
