@@ -23,7 +23,7 @@ import pytest
 
 from guiapp.core.errors import UserError
 from guiapp.core.events import EventSink
-from guiapp.core.importers import ImportConfig, run_import
+from guiapp.core.importers import ImportConfig, jitparse, run_import
 from guiapp.core.importers.fastparse import fast_values
 from guiapp.core.importers.labels import normalize
 from guiapp.core.importers.pieces import ParseSpec, PieceParser, plan_pieces
@@ -95,13 +95,14 @@ CASES = [
 
 
 def _parse_all(path: Path, fmt: str, fast: bool, **kw: object) -> list[object]:
+    jit = kw.pop("jit", None)
     spec = ParseSpec(
         format=fmt, files=[str(path)], names=[path.name], label_field="label",
         data_field="data", delimiter=kw.pop("delimiter", ""), dtype="uint16",  # type: ignore[arg-type]
         length=kw.pop("length", L), pad="post", truncate="pre", pad_value=0,  # type: ignore[arg-type]
         sample_shape=None, class_names=None, csv_layouts=kw.pop("layouts", {}),  # type: ignore[arg-type]
     )  # fmt: skip
-    parser = PieceParser(spec, fast=fast)
+    parser = PieceParser(spec, fast=fast, jit=jit)  # type: ignore[arg-type]
     out: list[object] = []
     for piece in plan_pieces([path], 4096):
         r = parser.parse(piece)
@@ -144,6 +145,75 @@ def test_fast_path_equals_the_exact_path_line_by_line(tmp_path: Path) -> None:
     # and the fast path took the common shapes
     good = _parse_all(path, "jsonl", True)
     assert sum(k == 0 for part in good for k in part[1]) > 50  # type: ignore[index]
+
+
+@pytest.mark.skipif(not jitparse.available(), reason="numba is not installed")
+def test_compiled_scan_equals_the_numpy_path_and_takes_the_common_shapes(tmp_path: Path) -> None:
+    lines = CASES * 3 + [_mutate(R.choice(CASES[:9])) for _ in range(600)]
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode("utf-8"))
+    assert _parse_all(path, "jsonl", True, jit=True) == _parse_all(path, "jsonl", True, jit=False)
+    rows = ['%d,"%s"' % (i % 3, _s(_row())) for i in range(50)]
+    rows += ['1,"%s"' % _s(V[:-1]), '2,"1,,2"', "3,1,2,3", "", " , ", '"4","%s"' % _s(V)]
+    rows += ['03,"%s"' % _s(V), '5,"%s"\r' % _s(V), '6,"%s",' % _s(V)]
+    rows += [_mutate(R.choice(rows[:5])) for _ in range(200)]
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(rows) + "\n")
+    kw = {"delimiter": ",", "layouts": {"0": [0, 1, None, 0]}}
+    assert _parse_all(path, "csv", True, jit=True, **dict(kw)) == _parse_all(
+        path, "csv", True, jit=False, **dict(kw)
+    )
+    # the scan itself takes the mongoexport and the CSV shapes, and leaves the others
+    good = '{%s,"label":{"$numberInt":"3"},"data":"%s"}' % (OID, _s(V))
+    buf = "\n".join([good, '{"label": 3, "data": "%s"}' % _s(V), CASES[14], ""]).encode()
+    sc = jitparse.scan(buf, jitparse.JSONL, L, np.dtype(np.uint16), "label", "data")
+    assert sc.status.tolist() == [jitparse.OK, jitparse.OK, jitparse.OTHER]
+    assert sc.labels.tolist() == [3, 3] and sc.x.tolist() == [V, V]
+    buf = ('7,"%s"\n07,"%s"\n' % (_s(V), _s(V))).encode()
+    sc = jitparse.scan(buf, jitparse.CSV, L, np.dtype(np.uint16), delimiter=",")
+    assert sc.status.tolist() == [jitparse.OK, jitparse.OTHER] and sc.labels.tolist() == [7]
+
+
+def _write_csv(path: Path, n: int) -> None:
+    rng = np.random.default_rng(4)
+    with open(path, "w") as f:
+        f.write("label,data\n")
+        for i in range(n):
+            if i % 331 == 7:
+                f.write('%d,"1,2,x"\n' % (i % 4))
+                continue
+            f.write('%d,"%s"\n' % (i % 4, ",".join(map(str, rng.integers(0, 65536, L).tolist()))))
+
+
+@pytest.mark.skipif(not jitparse.available(), reason="numba is not installed")
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_without_numba_the_same_dataset_and_the_same_error_report(
+    fmt: str, jsonl: Path, tmp_path: Path
+) -> None:
+    """The numpy path (GUIAPP_NO_NUMBA=1) and the compiled scan: the same shards, statistics
+    and row errors, over many pieces (a CSV header only in the first: every row counted)."""
+    src = jsonl
+    if fmt == "csv":
+        src = tmp_path / "k.csv"
+        _write_csv(src, 3000)
+    extra = ["--format", fmt, "--workers", "2", "--piece-mb", "0.2"]
+    outs = {}
+    for env in ("0", "1"):
+        out = tmp_path / f"n{env}.h5"
+        r = subprocess.run(
+            [sys.executable, "-m", "guiapp", "import", str(src), str(out), *ARGS, *extra],
+            capture_output=True, text=True, timeout=300,
+            env={**os.environ, "GUIAPP_NO_NUMBA": env},
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        outs[env] = out
+    with Dataset(outs["0"]) as a, Dataset(outs["1"]) as b:
+        assert [s.content_hash for s in a.shards] == [s.content_hash for s in b.shards]
+        assert a.statistics == b.statistics and a.class_names == b.class_names
+        assert a.provenance["row_errors"] == b.provenance["row_errors"] != []
+        if fmt == "csv":
+            bad = len(range(7, 3000, 331))
+            assert len(a) == 3000 - bad and a.provenance["rows_read"] == 3000
 
 
 def test_fast_csv_equals_the_exact_path(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ label is the class index. Anything else is a row error.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -83,6 +83,47 @@ def _as_array(labels: Sequence[Any]) -> Sequence[Any] | np.ndarray:
     return labels
 
 
+class IntLabels:
+    """Non-negative integer labels of many rows as one int64 array (the compiled fast
+    path's, ``jitparse.py``): label ``i`` is ``int(codes[i])``, or, when ``text`` (CSV), its
+    decimal text ``str(codes[i])``. Iterating gives the plain ints or strings a list of
+    the other paths would hold; ``LabelMap.ids`` maps one by its distinct values."""
+
+    __slots__ = ("codes", "text")
+
+    def __init__(self, codes: np.ndarray, text: bool) -> None:
+        self.codes = codes
+        self.text = text
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, s: slice) -> IntLabels:
+        return IntLabels(self.codes[s], self.text)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.tolist())
+
+    def tolist(self) -> list[Any]:
+        values: list[int] = self.codes.tolist()
+        return list(map(str, values)) if self.text else values
+
+
+Labels = list[Any] | IntLabels
+
+
+def join_labels(parts: Sequence[Labels]) -> Labels:
+    """The labels of consecutive parts as one (an ``IntLabels`` if every part is one)."""
+    ints = [p for p in parts if isinstance(p, IntLabels)]
+    if parts and len(ints) == len(parts) and len({p.text for p in ints}) == 1:
+        codes = [p.codes for p in ints]
+        return IntLabels(codes[0] if len(codes) == 1 else np.concatenate(codes), ints[0].text)
+    out: list[Any] = []
+    for p in parts:
+        out += p.tolist() if isinstance(p, IntLabels) else p
+    return out
+
+
 class LabelMap:
     """Maps raw labels to provisional ids (pass 1) and then to class indices (pass 2)."""
 
@@ -123,8 +164,46 @@ class LabelMap:
             self._ids[key] = pid
         return pid
 
-    def ids(self, labels: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[tuple[int, str]]]:
+    def _int_ids(self, labels: IntLabels) -> tuple[np.ndarray, list[tuple[int, str]]]:
+        """``ids`` of an ``IntLabels``: what the array path below gives for the same ints
+        (or their strings): the distinct values mapped once each, in sorted order."""
+        codes = labels.codes
+        if not len(codes):
+            return np.empty(0, np.int32), []
+        hi = int(codes.max())
+        if hi < 1 << 16:  # the usual few small labels: no sort
+            uniq = np.flatnonzero(np.bincount(codes, minlength=hi + 1))
+        else:
+            uniq = np.unique(codes)
+        values: list[Any] = uniq.tolist()
+        order: list[int] = list(range(len(values)))
+        if labels.text:
+            values = [str(v) for v in values]
+            order = sorted(order, key=values.__getitem__)  # as np.unique sorts the strings
+        mapped = np.full(len(values), -1, dtype=np.int32)
+        problems: dict[int, str] = {}
+        for j in order:
+            try:
+                mapped[j] = self._provisional(normalize(values[j]))
+            except ValueError as exc:
+                problems[int(uniq[j])] = str(exc)
+        if hi < 1 << 16:
+            table = np.full(hi + 1, -1, dtype=np.int32)
+            table[uniq] = mapped
+            out = table[codes]
+        else:
+            out = mapped[np.searchsorted(uniq, codes)]
+        errors = []
+        if problems:
+            errors = [(int(i), problems[int(codes[i])]) for i in np.flatnonzero(out < 0)]
+        return out, errors
+
+    def ids(
+        self, labels: Sequence[Any] | np.ndarray | IntLabels
+    ) -> tuple[np.ndarray, list[tuple[int, str]]]:
         """Provisional ids of a chunk's labels; rows with a bad label get -1 and an error."""
+        if isinstance(labels, IntLabels):
+            return self._int_ids(labels)
         n = len(labels)
         out = np.full(n, -1, dtype=np.int32)
         errors: list[tuple[int, str]] = []

@@ -7,6 +7,10 @@ piece into ``PieceResult``: one record per non-blank line, in line order, with i
 the good ones, already padded/truncated and in the storage dtype. It is a pure function of
 the piece and the ``ParseSpec``, so workers can run it; the job turns records into chunks
 exactly as the serial reader did (``job.py``). Line numbers are relative to the piece.
+
+Over 350 lines on purpose: the three parse paths of a piece (the compiled scan, the numpy
+fast path, the exact per-line path) hand blocks to each other and build the same records;
+kept in one class they cannot drift apart (``scanned.py`` holds the scan's block plan).
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
+from . import jitparse, scanned
 from .fastparse import fast_csv, fast_jsonl, fast_values
-from .labels import LabelMap, normalize
+from .labels import IntLabels, LabelMap, Labels, join_labels, normalize
 from .parse import Fit, Shaper, as_number_array, parse_text_rows
 from .text import CsvLayout, first_json_line, json_record, open_text_binary
 
@@ -119,7 +124,7 @@ class PieceResult:
     line: np.ndarray  # int32 per record: 1-based line number within the piece
     end: np.ndarray  # int64 per record: byte position after it (progress, estimates)
     kind: np.ndarray  # int8 per record
-    labels: list[Any]  # per record of kind GOOD, BAD_DATA, BAD_LABEL
+    labels: Labels  # per record of kind GOOD, BAD_DATA, BAD_LABEL
     problems: list[str]  # per record of kind UNUSABLE, BAD_DATA
     x: np.ndarray  # samples of the GOOD records
     fitted: np.ndarray  # int8 per GOOD record: -1 padded, 1 truncated, 0 as is; 2 empty
@@ -128,11 +133,13 @@ class PieceResult:
 
     # -- transport: one JSON header and the raw arrays (no pickle) ------------------
     def to_bytes(self) -> bytes:
-        arrays = [self.line, self.end, self.kind, self.x, self.fitted]
+        labels = self.labels
+        codes = labels.codes if isinstance(labels, IntLabels) else np.empty(0, np.int64)
+        arrays = [self.line, self.end, self.kind, self.x, self.fitted, codes]
         head = {
             "piece": self.piece,
             "lines": self.lines,
-            "labels": self.labels,
+            "labels": labels.text if isinstance(labels, IntLabels) else labels,
             "problems": self.problems,
             "sample_shape": self.sample_shape,
             "fatal": self.fatal,
@@ -154,9 +161,12 @@ class PieceResult:
             count = int(np.prod(shape, dtype=np.int64))
             arrays.append(np.frombuffer(data, d, count, at).reshape(shape))
             at += count * d.itemsize
-        line, end, kind, x, fitted = arrays
+        line, end, kind, x, fitted, codes = arrays
+        labels = head["labels"]
+        if isinstance(labels, bool):  # an IntLabels: its text flag, the codes as an array
+            labels = IntLabels(codes, labels)
         return cls(
-            head["piece"], head["lines"], line, end, kind, head["labels"], head["problems"],
+            head["piece"], head["lines"], line, end, kind, labels, head["problems"],
             x, fitted, head["sample_shape"], head["fatal"],
         )  # fmt: skip
 
@@ -187,9 +197,12 @@ def _read_lines(path: Path, piece: Piece) -> tuple[list[bytes], np.ndarray]:
 class PieceParser:
     """Parses pieces for one ``ParseSpec`` (one per process; keeps the fitted shape)."""
 
-    def __init__(self, spec: ParseSpec, *, fast: bool = True) -> None:
+    def __init__(self, spec: ParseSpec, *, fast: bool = True, jit: bool | None = None) -> None:
         self.spec = spec
         self.use_fast = fast  # False: every line by the exact path (tests compare the two)
+        #: the compiled scan first (``jitparse.py``); False: the numpy fast path only
+        self.use_jit = fast and (jitparse.available() if jit is None else jit)
+        self._header = 0  # the CSV header's line in the piece being parsed (0: none)
         self.fit = spec.fit()
         self.shaper = Shaper(self.fit)
         self.dtype = np.dtype(spec.dtype)
@@ -238,12 +251,35 @@ class PieceParser:
         s = self.fit.sample_shape
         return s[0] if s is not None and len(s) == 1 else None
 
+    def _layout(self, piece: Piece) -> CsvLayout | None:
+        raw = self.spec.csv_layouts.get(str(piece.file))
+        return None if raw is None else CsvLayout(*raw)  # type: ignore[arg-type]
+
+    def _scan_format(self, piece: Piece) -> int | None:
+        """``jitparse.JSONL`` or ``CSV`` when the compiled scan may parse this piece."""
+        spec = self.spec
+        if not self.use_jit or piece.end < 0 or self.target_length() is None:
+            return None
+        fmt = jitparse.JSONL if spec.format == "jsonl" else jitparse.CSV
+        if fmt == jitparse.CSV:
+            lay = self._layout(piece)
+            if lay is None or (lay.li, lay.di) != (0, 1) or lay.header_len not in (None, 2):
+                return None
+        ok = jitparse.takes(self.dtype, fmt, spec.label_field, spec.data_field, spec.delimiter)
+        return fmt if ok else None
+
     def parse(self, piece: Piece) -> PieceResult:
         spec = self.spec
-        path = Path(spec.files[piece.file])
-        lines, ends = _read_lines(path, piece)
         self._file_name = spec.names[piece.file]
         self._first = -1
+        lay = self._layout(piece) if spec.format != "jsonl" else None
+        # line numbers are the piece's: only the file's first piece holds its header
+        self._header = lay.header_line if lay is not None and piece.start == 0 else 0
+        fmt = self._scan_format(piece)
+        if fmt is not None:
+            return self._parse_scanned(piece, fmt)
+        path = Path(spec.files[piece.file])
+        lines, ends = _read_lines(path, piece)
         if piece.start == 0 and lines:
             at = 0
             if spec.format == "jsonl":
@@ -260,6 +296,56 @@ class PieceParser:
             fatal = str(exc)
         shape = self.fit.sample_shape
         return out.result(piece.index, len(lines), self.dtype, shape, fatal)
+
+    def _parse_scanned(self, piece: Piece, fmt: int) -> PieceResult:
+        """``parse`` by the compiled scan; the blocks it cannot take as the other paths do."""
+        spec = self.spec
+        with open(spec.files[piece.file], "rb") as fh:
+            fh.seek(piece.start)
+            buf = fh.read(piece.end - piece.start)
+        length = self.target_length()
+        assert length is not None
+        sc = jitparse.scan(
+            buf, fmt, length, self.dtype, spec.label_field, spec.data_field, spec.delimiter
+        )
+        ends = piece.start + np.minimum(sc.stops + 1, len(buf))
+        special: list[int] = []  # lines the numpy and exact paths must see
+        if piece.start == 0 and len(sc.stops):
+            at = 0
+            if fmt == jitparse.JSONL:
+                at = -1
+                for i in range(len(sc.stops)):  # the file's first non-blank line
+                    ln = scanned.lines_of(buf, sc.stops, i, i + 1)[0]
+                    if ln and not ln.isspace():
+                        at = i
+                        break
+                self._first = at
+            special = [at, self._header - 1]
+        text = fmt == jitparse.CSV
+        ok_before = np.concatenate([[0], np.cumsum(sc.status == jitparse.OK)])
+        out = _Records()
+        fatal = ""
+        try:
+            for a, b, taken in scanned.runs(sc, BLOCK_LINES, special, self.label_ok, text):
+                if taken:
+                    ok = np.flatnonzero(sc.status[a:b] == jitparse.OK) + a
+                    m0, m1 = int(ok_before[a]), int(ok_before[b])
+                    out.add_block(
+                        ok + 1, ends[ok], np.full(len(ok), GOOD, np.int8),
+                        IntLabels(sc.labels[m0:m1], text), [], sc.x[m0:m1], None,
+                    )  # fmt: skip
+                    continue
+                for c in range(a, b, BLOCK_LINES):
+                    lines = scanned.lines_of(buf, sc.stops, c, min(b, c + BLOCK_LINES))
+                    if c <= max(self._first, 0) < c + len(lines) and piece.start == 0:
+                        k = max(self._first, 0) - c
+                        if lines[k].startswith(b"\xef\xbb\xbf"):  # a byte order mark
+                            lines[k] = lines[k][3:]
+                    self._block(lines, c, ends, piece, out)
+        except UserError as exc:
+            fatal = str(exc)
+        shape = self.fit.sample_shape
+        return out.result(piece.index, len(sc.stops), self.dtype, shape, fatal)
 
     def _fast(
         self, stripped: list[bytes], base: int, layout: CsvLayout | None
@@ -278,8 +364,8 @@ class PieceParser:
             and layout.header_len in (None, 2)
         ):
             idx, labs, datas = fast_csv(stripped, spec.delimiter)
-            if layout.header_line and 0 <= layout.header_line - 1 - base < len(stripped):
-                h = layout.header_line - 1 - base
+            if self._header and 0 <= self._header - 1 - base < len(stripped):
+                h = self._header - 1 - base
                 keep = [k for k, i in enumerate(idx) if i != h]
                 idx, labs, datas = (
                     [idx[k] for k in keep],
@@ -356,7 +442,7 @@ class PieceParser:
                 return UNUSABLE, None, None, f"is not valid CSV ({exc})"
             if not row or all(not c.strip() for c in row):
                 return None
-            if layout is None or no == layout.header_line:
+            if layout is None or no == self._header:
                 return None
             _, label, value, problem = layout.record(no, row)
         if problem:
@@ -430,15 +516,16 @@ class _Records:
         self.parts: list[
             tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
         ] = []
-        self.labels: list[Any] = []
+        self.labels: list[Labels] = []
         self.problems: list[str] = []
 
     def add_block(
-        self, line: np.ndarray, end: np.ndarray, kind: np.ndarray, labels: list[Any],
+        self, line: np.ndarray, end: np.ndarray, kind: np.ndarray, labels: Labels,
         problems: list[str], x: np.ndarray, fitted: np.ndarray | None,
     ) -> None:  # fmt: skip
         self.parts.append((line, end, kind, x, fitted))
-        self.labels += labels
+        if len(labels):
+            self.labels.append(labels)
         self.problems += problems
 
     def result(
@@ -446,7 +533,7 @@ class _Records:
     ) -> PieceResult:
         s = tuple(shape) if shape is not None else (0,)
         xs = [p[3].astype(dtype, copy=False) for p in self.parts if len(p[3])]
-        x = np.concatenate(xs) if xs else np.empty((0, *s), dtype)
+        x = (xs[0] if len(xs) == 1 else np.concatenate(xs)) if xs else np.empty((0, *s), dtype)
         fit = [p[4] if p[4] is not None else np.zeros(len(p[3]), np.int8) for p in self.parts]
         cat = np.concatenate
         return PieceResult(
@@ -457,7 +544,7 @@ class _Records:
             else np.empty(0, np.int32),
             end=cat([p[1] for p in self.parts]) if self.parts else np.empty(0, np.int64),
             kind=cat([p[2] for p in self.parts]) if self.parts else np.empty(0, np.int8),
-            labels=self.labels,
+            labels=join_labels(self.labels),
             problems=self.problems,
             x=x,
             fitted=cat(fit).astype(np.int8) if fit else np.empty(0, np.int8),

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from .labels import Labels, join_labels
 from .pieces import BAD_DATA, GOOD, UNUSABLE, Piece, PieceResult
 from .sources import TEXT_ROWS_PER_CHUNK
 
@@ -24,7 +24,7 @@ class RecordChunk:
     name: str  # the file, as messages show it
     line: np.ndarray  # absolute 1-based line number per record
     kind: np.ndarray
-    labels: list[Any]  # per record that is not UNUSABLE
+    labels: Labels  # per record that is not UNUSABLE
     problems: list[str]  # per UNUSABLE or BAD_DATA record
     x: np.ndarray  # per GOOD record
     fitted: np.ndarray  # per GOOD record
@@ -94,9 +94,9 @@ class ChunkCutter:
             name=self.names[file],
             line=cat([p[0] for p in parts]),
             kind=cat([p[1] for p in parts]),
-            labels=[v for p in parts for v in p[2]],
+            labels=join_labels([p[2] for p in parts]),
             problems=[v for p in parts for v in p[3]],
-            x=cat([p[4] for p in parts if len(p[4])] or [parts[-1][4]]),
+            x=_join([p[4] for p in parts if len(p[4])] or [parts[-1][4]]),
             fitted=cat([p[5] for p in parts]),
             bytes_done=done,
             next_piece=nxt,
@@ -105,9 +105,13 @@ class ChunkCutter:
         )
 
 
+def _join(xs: list[np.ndarray]) -> np.ndarray:
+    return xs[0] if len(xs) == 1 else np.concatenate(xs)  # one part (the usual): no copy
+
+
 def _slice(
     r: PieceResult, a: int, b: int, line_base: int
-) -> tuple[np.ndarray, np.ndarray, list[Any], list[str], np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, Labels, list[str], np.ndarray, np.ndarray]:
     k = r.kind
     lab = np.count_nonzero(k[:a] != UNUSABLE), np.count_nonzero(k[:b] != UNUSABLE)
     bad = (k == UNUSABLE) | (k == BAD_DATA)
