@@ -16,8 +16,8 @@ multi-step call a fifth to a third of its speed and slowed the input it measured
 #13). So not every step is timed (:func:`make_steps`' ``schedule``): the first batch of each
 of the reader's segments for itself (when input is slow, it is the one that waits), one in
 :data:`WAIT_SAMPLE` of the others, picked by a hash of the step's number, for
-``WAIT_SAMPLE`` steps, and every step after a call that waited more than
-:data:`DENSE_AFTER_S` a step. Each choice depends only on waits already seen, so the
+``WAIT_SAMPLE`` steps (one in :data:`CALM_SAMPLE` after a call that hardly waited), and
+every step after a call that waited more than :data:`DENSE_AFTER_S` a step. Each choice depends only on waits already seen, so the
 weighted sum is an unbiased estimate of the wait. The per-call plan makes the loop fetch
 through one ``switch_case`` a step: with nothing timed it runs as fast as the untimed loop.
 """
@@ -38,6 +38,11 @@ LOSS, CORRECT, STEPS, WAIT_S, FINITE = range(5)
 #: this many: an estimate of the wait at an eighth of the clock reads (each needs the GIL,
 #: which the reader threads may hold).
 WAIT_SAMPLE = 8
+#: After a call whose steps waited less than :data:`CALM_BELOW_S` each (the input keeps up),
+#: one in this many: the clock's reads were what kept a 0.4 ms step below Keras ``fit``
+#: (``guiapp bench train``); a call that waits brings the rate back to WAIT_SAMPLE or dense.
+CALM_SAMPLE = 32
+CALM_BELOW_S = 2.5e-4  # a quarter of DENSE_AFTER_S (any choice keeps the estimate unbiased)
 #: A call whose steps waited longer than this each (by the estimate) has the next call time
 #: every step (the input is slow: timing them all costs nothing then, the steps wait anyway).
 DENSE_AFTER_S = 1e-3
@@ -179,8 +184,11 @@ def make_steps(
         return loss_sum, correct
 
     # Whether the last call waited more than DENSE_AFTER_S a step: the next one then
-    # times every step (and each stands for itself).
+    # times every step (and each stands for itself); or less than CALM_BELOW_S: the next
+    # one samples one in CALM_SAMPLE.
     dense_var = tf.Variable(False, trainable=False, dtype=tf.bool)
+    calm_var = tf.Variable(False, trainable=False, dtype=tf.bool)
+    rates = tf.constant([sample, CALM_SAMPLE if sample else 0], tf.int64)
 
     def schedule(first: Any, n: Any) -> tuple[Any, Any]:
         """For batches 0..n of a call starting at step ``first`` of the epoch: how to fetch
@@ -190,17 +198,19 @@ def make_steps(
         The first batch of each of the reader's segments is timed for itself: when the
         input is slow, it is the one that waits (the others are slices of it, already
         there). Of the others one in ``sample``, picked by a hash of the step's number (out
-        of step with any cycle of the input), counts for ``sample``; or all of them, each
-        for itself, after a call that waited (``dense_var``). Each choice depends only on
+        of step with any cycle of the input), counts for ``sample`` (``CALM_SAMPLE`` after
+        a call that hardly waited, ``calm_var``); or all of them, each for itself, after a
+        call that waited (``dense_var``). Each choice depends only on
         waits already seen, so the sum of the weighted waits is an unbiased estimate."""
         key = first + tf.range(0, n + 1, dtype=tf.int64)
         seg = key - totals.origin
         if segment_batches:
             seg = seg % segment_batches
         alone = (seg == 0) | dense_var
-        picked = alone | ((key * 2654435761 % 2**32) // 2**16 % sample == 0)
+        rate = rates[tf.cast(calm_var, tf.int32)]
+        picked = alone | ((key * 2654435761 % 2**32) // 2**16 % rate == 0)
         plan = tf.where(key < first + tf.cast(n, tf.int64), tf.where(picked, 2, 1), 0)
-        return plan, tf.where(alone, one, tf.constant(float(sample), tf.float64))
+        return plan, tf.where(alone, one, tf.cast(rate, tf.float64))
 
     def fetch(iterator: Any, j: Any, sched: Any, after: Any, last: Any) -> Any:
         """Batch ``j`` of the call (``last`` again past its end) and its weighted wait (0
@@ -237,6 +247,7 @@ def make_steps(
         tf.while_loop(lambda i, *_: i < n, body, [tf.constant(0, tf.int32), batch, wait0])
         waited = totals.var[WAIT_S] - start[WAIT_S]
         dense_var.assign(waited > DENSE_AFTER_S * tf.cast(n, tf.float64))
+        calm_var.assign(waited < CALM_BELOW_S * tf.cast(n, tf.float64))
         return None
 
     def _untimed(iterator: Any, n: Any) -> None:

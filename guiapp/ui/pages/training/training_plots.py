@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from guiapp.core.train.history import RunHistory
 from guiapp.ui.widgets.plot_legend import DOT, LINE, SQUARE, legend_html
-from guiapp.ui.widgets.plots import new_plot
+from guiapp.ui.widgets.plots import StagedPaint, new_plot
 from guiapp.ui.widgets.steady_range import SteadyRange
 
 REFRESH_MS = 100
@@ -132,6 +132,8 @@ class TrainingPlots(QWidget):
         for item in self.curves.values():
             item.setClipToView(True)
             item.setDownsampling(auto=True, method="peak")
+        plots = (self.loss_plot, self.acc_plot, self.rate_plot, self.wait_plot)
+        self.staged = StagedPaint(self, [p.getViewWidget() for p in plots])
         self._shown_events = -1
         self._moved = self._pending = False  # a range moved / one waits (see _move_range)
         self._first = "loss"  # whose turn it is to move first
