@@ -102,3 +102,37 @@ def test_one_range_moves_per_refresh_in_turns(qtbot) -> None:
         before = now
     assert moved_per_refresh == [1, 1, 1, 1, 0]
     assert [v.viewRange()[0][0] for v in views] == [0.0] * 4  # all moved, to the plan
+
+
+def test_plots_paint_one_per_tick_when_the_page_is_shown(qtbot) -> None:
+    """Showing the plots does not paint all four in one go: each plot's updates come back
+    on in its own timer tick, in order, the later ones still held; hiding holds them
+    again, so the next show is staged too."""
+    from PySide6.QtWidgets import QStackedWidget, QWidget
+
+    stack = QStackedWidget()
+    qtbot.addWidget(stack)
+    other, plots = QWidget(), TrainingPlots()
+    stack.addWidget(other)
+    stack.addWidget(plots)
+    stack.resize(800, 500)
+    stack.show()
+    views = plots.staged.plots
+    assert len(views) == 4 and not any(v.updatesEnabled() for v in views)  # never shown yet
+    for _ in range(2):
+        seen: list[tuple[int, list[bool]]] = []
+
+        def record(i: int, seen: list[tuple[int, list[bool]]] = seen) -> None:
+            seen.append((i, [v.updatesEnabled() for v in views]))
+
+        plots.staged.revealed.connect(record)
+        stack.setCurrentWidget(plots)
+        qtbot.wait(1)
+        assert not plots.staged.done()  # the page is shown, its plots follow
+        qtbot.waitUntil(plots.staged.done, timeout=2000)
+        assert [i for i, _ in seen] == [0, 1, 2, 3]
+        for i, enabled in seen:  # at plot i's turn: it and those before it, none after
+            assert enabled == [k <= i for k in range(4)]
+        plots.staged.revealed.disconnect()
+        stack.setCurrentWidget(other)
+        assert not any(v.updatesEnabled() for v in views)

@@ -29,6 +29,7 @@ from guiapp.ui.pages.browser.prediction_overlay import PredictionOverlay, select
 from guiapp.ui.pages.browser.sample_detail import SampleDetail
 from guiapp.ui.widgets.elided_label import ElidedLabel
 from guiapp.ui.widgets.layouts import splitter
+from guiapp.ui.widgets.plots import StagedPaint
 from guiapp.ui.widgets.sample_grid import SampleGridView
 from guiapp.ui.widgets.sample_loader import SampleLoader
 from guiapp.ui.widgets.sample_selection import SampleSelection
@@ -97,6 +98,12 @@ class BrowserPage(Page):
         right.addWidget(self.predictions.detail)
         right.addWidget(self.stats)
         right.setSizes([300, 40, 240])  # detail, prediction line, statistics
+        # The grid paints at once when the page is shown; the pyqtgraph views follow, one
+        # per tick (each paints its axes and image; all at once held the loop ~100 ms).
+        iv = self.detail.image_view.ui
+        views = [iv.graphicsView, iv.histogram, self.detail.plot]
+        views += [self.stats.counts_plot, self.stats.hist_plot, self.stats.means_plot]
+        self.staged = StagedPaint(self, views)
         split = splitter(Qt.Orientation.Horizontal, self.grid, right, stretch=(3, 2))
         split.setSizes([560, 400])
         self.body.addLayout(controls)

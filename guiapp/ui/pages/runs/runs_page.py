@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -71,6 +71,10 @@ class RunsPage(RunsList, RunExport, Page):
         self._project: Project | None = None
         self.runs: dict[str, dict[str, Any]] = {}
         self._shown_key: list[tuple[str, str]] = []
+        self._refresh_soon = QTimer(self)  # project_updated's refresh, coalesced
+        self._refresh_soon.setSingleShot(True)
+        self._refresh_soon.setInterval(0)
+        self._refresh_soon.timeout.connect(self.refresh)
         self.table = table(self.COLUMNS)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.refresh_button = QPushButton("Refresh")
@@ -132,9 +136,11 @@ class RunsPage(RunsList, RunExport, Page):
         self.list_history.reset()
 
     def project_updated(self) -> None:
-        """Re-read only when the project's runs changed (not on every model edit)."""
+        """Re-read only when the project's runs changed (not on every model edit), in an
+        event of its own: a run's end changes the project in the middle of the Training
+        page's own work, and the two together held the event loop ~100 ms."""
         if self._project is not None and self._runs_key() != self._shown_key:
-            self.refresh()
+            self._refresh_soon.start()
 
     def _runs_key(self) -> list[tuple[str, str]]:
         runs = self._project.runs if self._project is not None else []
