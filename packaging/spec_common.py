@@ -90,6 +90,11 @@ EXCLUDES = QT_EXCLUDES + [
     "tensorboard",
     "clang",  # libclang: a TF build-time tool
     "PyInstaller",
+    # Not frozen: numba caches its compiled import scan next to the source, which a bundle
+    # does not have, so each import would compile it again (~8 s); the bundle's imports use
+    # the numpy path (core/importers/jitparse.py: available() is False), ~200 MB smaller.
+    "numba",
+    "llvmlite",
 ]
 
 

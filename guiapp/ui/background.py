@@ -5,17 +5,19 @@ arrives on the GUI thread (``failed(key, message)`` if it raised).
 
 The threads are Python's (``ThreadPoolExecutor``), not a ``QThreadPool`` owned by a widget:
 a ``QThreadPool`` destroyed with its widget waits for its threads while holding the GIL
-they need, which deadlocks when a task is still running.
+they need, which deadlocks when a task is still running. Work submitted while the main
+window makes its first paint starts just after it (:func:`hold_until_painted`).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtWidgets import QWidget
 
 
 def emit_safely(signal: Any, *args: Any) -> None:
@@ -24,12 +26,75 @@ def emit_safely(signal: Any, *args: Any) -> None:
         signal.emit(*args)
 
 
+class _Gate:
+    """Work submitted while the main window makes its first paint, started after it.
+
+    The pages start reading (dataset headers, samples, run folders) as the window is built;
+    on 2 cores those threads took the GIL from the first paint and doubled it (~50 ->
+    ~100-135 ms, ``guiapp bench gui``'s idle phase). :func:`hold_until_painted` holds new
+    work until the window's first paint is done (or ``fallback_ms`` passed, for a window
+    that is never shown); :func:`wait_for` releases it (waiting means "now")."""
+
+    held: list[Callable[[], None]] | None = None
+
+    @classmethod
+    def release(cls) -> None:
+        starts, cls.held = cls.held or [], None
+        for start in starts:
+            start()
+
+
+class WorkerPool(ThreadPoolExecutor):
+    """A ``ThreadPoolExecutor`` whose submissions wait while the gate is held."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        if _Gate.held is None:
+            return super().submit(fn, *args, **kwargs)
+        future: Future[Any] = Future()
+
+        def start() -> None:
+            try:
+                inner = super(WorkerPool, self).submit(fn, *args, **kwargs)
+            except RuntimeError as exc:  # the pool was shut down meanwhile
+                future.set_exception(exc)
+                return
+            inner.add_done_callback(lambda done: _copy_outcome(done, future))
+
+        _Gate.held.append(start)
+        return future
+
+
+def _copy_outcome(source: Future[Any], target: Future[Any]) -> None:
+    exc = source.exception()
+    if exc is not None:
+        target.set_exception(exc)
+    else:
+        target.set_result(source.result())
+
+
+def hold_until_painted(window: QWidget, fallback_ms: int = 1000) -> None:
+    """Hold new background work until ``window``'s first paint is done."""
+    _Gate.held = [] if _Gate.held is None else _Gate.held
+
+    class FirstPaint(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.UpdateRequest:
+                watched.removeEventFilter(self)
+                QTimer.singleShot(0, _Gate.release)  # after this paint
+            return False
+
+    watcher = FirstPaint(window)
+    window.installEventFilter(watcher)
+    QTimer.singleShot(fallback_ms, _Gate.release)
+
+
 def worker_pool(name: str, threads: int = 1) -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"guiapp-{name}")
+    return WorkerPool(max_workers=threads, thread_name_prefix=f"guiapp-{name}")
 
 
 def wait_for(pool: ThreadPoolExecutor, timeout: float = 30.0) -> bool:
     """Block until the tasks queued so far ran (single-thread pools run them in order)."""
+    _Gate.release()
     try:
         pool.submit(lambda: None).result(timeout)
     except TimeoutError:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from guiapp.core.project import SUFFIX, Project, ProjectError
+from guiapp.ui.background import hold_until_painted
 from guiapp.ui.close_guard import CloseGuard
 from guiapp.ui.jobs.jobs_panel import JobsPanel
 from guiapp.ui.main_menus import MainMenus
@@ -44,6 +45,7 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         self.setObjectName("main_window")
         self.project = project if project is not None else Project.new(None, UNTITLED)
         self._modified = False
+        hold_until_painted(self)  # the pages' first reads start after the first paint
 
         self.sidebar = QListWidget()
         self.sidebar.setObjectName("sidebar")

@@ -159,6 +159,8 @@ for i in range(w.stack.count()):
     while time.monotonic() < end and not (i != 4 or w.page("Runs").confusion.names):
         app.processEvents()
     assert not w.current_page().grab().isNull()
+while time.monotonic() < end and not w.page("Model").summary.rowCount():  # computed on a thread
+    app.processEvents()
 assert w.page("Model").summary.rowCount() > 0
 bad = sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "keras"))
 print(bad)

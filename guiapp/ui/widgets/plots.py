@@ -75,6 +75,13 @@ class StagedPaint(QObject):
                 self._hold()
         return False
 
+    def restage(self) -> None:
+        """New data for all the plots at once (a dataset opened): hold them and let them
+        paint one per tick again, each showing its old picture until its turn."""
+        if self.host.isVisible():
+            self._hold()
+            self.timer.start()
+
     def _reveal_next(self) -> None:
         if self._next < len(self.plots):
             self.plots[self._next].setUpdatesEnabled(True)

@@ -313,9 +313,11 @@ class BrowserPage(Page):
     def _show_header(self) -> None:
         if self._header_pending and self.meta is not None:
             self._header_pending = False
+            self.staged.restage()  # several views change at once: they paint in turns
             self.stats.show_header(self.meta)
 
     def _stats_ready(self, key: object, stats: object) -> None:
         if key == self.path and self.meta is not None and isinstance(stats, dict):
             self._show_header()  # the header's histogram, when it has one, comes first
+            self.staged.restage()
             self.stats.show_sample_statistics(stats, self.meta["sample_shape"])

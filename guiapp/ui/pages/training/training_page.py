@@ -100,6 +100,11 @@ class TrainingPage(DetachedRuns, Page):
         self.banner.setWordWrap(True)
         self.banner.setVisible(False)
         self.banner.setStyleSheet("background: #dff0d8; color: #1e4620; padding: 4px;")
+        # its line stays reserved while hidden: a run's end shows it, and a plot area that
+        # shrank then repainted all four plots' axes in one go
+        policy = self.banner.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.banner.setSizePolicy(policy)
         # a failed run: the Jobs panel's error panel (message, fix, log), never the banner
         self.error_panel = ErrorPanel()
         self.error_panel.log_requested.connect(self.show_log)
