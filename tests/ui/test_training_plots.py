@@ -31,7 +31,8 @@ def refresh(plots: TrainingPlots) -> None:
         plots.refresh()
 
 
-def test_ranges_move_in_steps_and_fit_an_ended_run(qtbot) -> None:
+def shown_plots(qtbot) -> tuple[TrainingPlots, RunHistory]:
+    """Plots on screen following a run of 400 planned steps that has not logged yet."""
     plots = TrainingPlots()
     qtbot.addWidget(plots)
     plots.resize(800, 500)
@@ -39,6 +40,11 @@ def test_ranges_move_in_steps_and_fit_an_ended_run(qtbot) -> None:
     history = RunHistory()
     history.feed({"event": "started", "epochs": 1, "steps_per_epoch": 400})
     plots.set_history(history)
+    return plots, history
+
+
+def test_ranges_move_in_steps_and_fit_an_ended_run(qtbot) -> None:
+    plots, history = shown_plots(qtbot)
     view = plots.loss_plot.getViewBox()
     axis = plots.loss_plot.getAxis("left")
     assert axis.cacheMode() == QGraphicsItem.CacheMode.DeviceCoordinateCache
@@ -83,13 +89,7 @@ def test_ranges_move_in_steps_and_fit_an_ended_run(qtbot) -> None:
 def test_one_range_moves_per_refresh_in_turns(qtbot) -> None:
     """A moved range repaints its axes from scratch, so one refresh moves one plot's range
     at most; the others follow at the next refreshes, each in its turn."""
-    plots = TrainingPlots()
-    qtbot.addWidget(plots)
-    plots.resize(800, 500)
-    plots.show()
-    history = RunHistory()
-    history.feed({"event": "started", "epochs": 1, "steps_per_epoch": 400})
-    plots.set_history(history)  # its own refresh: nothing to show yet
+    plots, history = shown_plots(qtbot)  # its own refresh: nothing to show yet
     views = [p.getViewBox() for p in (plots.loss_plot, plots.acc_plot, plots.rate_plot)]
     views.append(plots.wait_plot.getViewBox())
     feed_batches(history, 5, 100)  # every plot's range has to move from the reset (0, 1)
