@@ -136,3 +136,25 @@ def test_plots_paint_one_per_tick_when_the_page_is_shown(qtbot) -> None:
         plots.staged.revealed.disconnect()
         stack.setCurrentWidget(other)
         assert not any(v.updatesEnabled() for v in views)
+
+
+def test_the_left_axis_keeps_its_width_whatever_the_values(qtbot) -> None:
+    """A self-fitting axis resized itself after the first paint and as values grew (each
+    time the plot was laid out and painted again); the app's plots keep one width."""
+    import numpy as np
+
+    from guiapp.ui.widgets.plots import new_plot
+
+    widget = new_plot("rows/s", "step", digits=7)
+    qtbot.addWidget(widget)
+    widget.resize(380, 214)
+    widget.show()
+    qtbot.wait(50)
+    axis = widget.getPlotItem().getAxis("left")
+    widths = {round(axis.width(), 1)}
+    for top in (0.5, 40_000, 2_000_000):
+        widget.getPlotItem().plot(np.arange(10), np.linspace(0, top, 10), clear=True)
+        widget.getPlotItem().enableAutoRange()
+        qtbot.wait(50)
+        widths.add(round(axis.width(), 1))
+    assert len(widths) == 1, widths

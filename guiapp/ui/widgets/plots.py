@@ -2,8 +2,8 @@
 fixed width) and :class:`StagedPaint`, which paints a page's plots one per tick.
 
 pyqtgraph fits an axis to its tick labels after the first paint; the resize relays out the
-plot and paints it again, so a page of four plots painted eight times on its first show
-(~120-190 ms on 2 cores, measured with ``guiapp bench gui``'s jobs phase). A fixed width,
+plot and paints it again, so a page of four plots painted three of them twice on its first
+show (~120-190 ms on 2 cores, in ``guiapp bench gui``'s jobs phase). A fixed width,
 room for ``digits`` characters of tick labels, makes that one paint, keeps the plots of a
 page aligned, and stops the axis from jumping as the values grow.
 """
