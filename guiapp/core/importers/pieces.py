@@ -268,6 +268,10 @@ class PieceParser:
         ok = jitparse.takes(self.dtype, fmt, spec.label_field, spec.data_field, spec.delimiter)
         return fmt if ok else None
 
+    def scans(self, piece: Piece) -> bool:
+        """Whether the compiled scan parses this piece (it runs without the GIL)."""
+        return self._scan_format(piece) is not None
+
     def parse(self, piece: Piece) -> PieceResult:
         spec = self.spec
         self._file_name = spec.names[piece.file]
