@@ -5,6 +5,10 @@ Everything is built inside a staging folder beside the output
 published at the very end by renaming the shard folder and then the index file into
 place. An error, an ``--on-error abort`` or a cancel removes the staging folder: no
 half-written dataset is ever left behind.
+
+Over 350 lines on purpose: the two passes, the checkpoints and the publication share one
+job's state (tally, labels, statistics, scatter, staging folder); apart, each would take
+the whole job as an argument (``resume.py`` already holds the checkpoint's own state).
 """
 
 from __future__ import annotations
