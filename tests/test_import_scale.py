@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,11 +24,12 @@ import pytest
 
 from guiapp.core.errors import UserError
 from guiapp.core.events import EventSink
-from guiapp.core.importers import ImportConfig, jitparse, run_import
+from guiapp.core.importers import ImportConfig, jitparse, jitstats, run_import
 from guiapp.core.importers.fastparse import fast_values
 from guiapp.core.importers.labels import normalize
 from guiapp.core.importers.pieces import ParseSpec, PieceParser, plan_pieces
-from guiapp.core.store import Dataset
+from guiapp.core.importers.shuffle import read_ahead
+from guiapp.core.store import Dataset, shard_stats, stats
 from guiapp.core.store.shard_stats import ShardStats
 
 L = 126
@@ -261,9 +263,16 @@ def test_block_values_equal_a_string_by_string_reference() -> None:
         assert vals.tolist() == [w for w in want if w is not None], datas
 
 
-def test_shard_statistics_of_small_integers_equal_the_float_path() -> None:
-    """8/16-bit integers are summed in integer arithmetic: the stored sums must be the
-    float64 path's bit for bit (65,536-value chunks, accumulated in order)."""
+@pytest.mark.parametrize("compiled", [False, True])
+def test_shard_statistics_of_small_integers_equal_the_float_path(
+    compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """8/16-bit integers are summed in integer arithmetic (numpy, or the compiled pass of
+    ``jitstats.shard_sums``): the stored sums must be the float64 path's bit for bit
+    (65,536-value chunks, accumulated in order)."""
+    if compiled and not jitstats.available():
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(shard_stats, "small_int_kernel", jitstats.shard_sums if compiled else None)
     rng = np.random.default_rng(5)
     for dt in (np.uint8, np.int8, np.uint16, np.int16):
         info = np.iinfo(dt)
@@ -277,6 +286,73 @@ def test_shard_statistics_of_small_integers_equal_the_float_path() -> None:
                 ref_sq += float(np.dot(part, part))
             assert (st.value_sum, st.value_sumsq) == (ref_sum, ref_sq), dt
         assert (st.value_min, st.value_max) == (float(info.min), float(info.max))
+
+
+def _gen_stats_reference(chunks: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """``GenStats.update``'s numpy formula before the compiled sums: per chunk a float64
+    sum, an einsum of float64 squares and the histogram's bin arithmetic."""
+    dt = chunks[0].dtype
+    lo, hi = stats.hist_range(dt)
+    pos_sum = np.zeros(chunks[0].shape[1], np.float64)
+    pos_sumsq = np.zeros_like(pos_sum)
+    hist = np.zeros(stats.HIST_BINS + 2, np.int64)
+    for x in chunks:
+        pos_sum += x.sum(axis=0, dtype=np.float64)
+        work = x.astype(np.float64)
+        pos_sumsq += np.einsum("ij,ij->j", work, work)
+        v = x.reshape(-1)
+        idx = (v.astype(np.int64) - int(lo)) * stats.HIST_BINS // int(hi - lo) + 1
+        hist += np.bincount(idx, minlength=stats.HIST_BINS + 2)[: stats.HIST_BINS + 2]
+    return pos_sum, pos_sumsq, hist
+
+
+def test_compiled_position_statistics_equal_the_float_formula() -> None:
+    """Pass 1's per-position sums by the compiled integer kernel: the same float64 bits
+    as the float formula, chunk by chunk, for every 8/16-bit dtype (extremes included)."""
+    if not jitstats.available():
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(11)
+    for dt in (np.uint8, np.int8, np.uint16, np.int16):
+        info = np.iinfo(dt)
+        chunks = [
+            rng.integers(info.min, int(info.max) + 1, size=(n, 126)).astype(dt)
+            for n in (1, 4096, 4095, 3000, 4096)
+        ]
+        chunks.append(np.full((4096, 126), info.max, dt))
+        chunks.append(np.full((7, 126), info.min, dt))
+        got = jitstats.gen_stats((126,), dt)
+        assert got.int_sums is not None
+        for x in chunks:
+            got.update(x)
+        ref = _gen_stats_reference(chunks)
+        for a, b in zip((got.pos_sum, got.pos_sumsq, got.hist), ref, strict=True):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), dt
+        assert got.rows == sum(len(x) for x in chunks)
+        wide = jitstats.gen_stats((2000,), dt)  # over MAX_POSITIONS: the histogram only
+        x = rng.integers(info.min, int(info.max) + 1, size=(50, 2000)).astype(dt)
+        wide.update(x)
+        assert wide.pos_sum.size == 0
+        assert wide.hist.tolist() == _gen_stats_reference([x])[2].tolist()
+
+
+def test_read_ahead_keeps_order_and_raises_in_place() -> None:
+    items = [(np.arange(i, i + 3), np.arange(i)) for i in range(6)]
+    got = list(read_ahead(iter(items)))
+    assert [(a.tolist(), b.tolist()) for a, b in got] == [
+        (a.tolist(), b.tolist()) for a, b in items
+    ]
+
+    def failing() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        yield items[0]
+        raise ValueError("bucket 1")
+
+    it = read_ahead(failing())
+    assert next(it)[0].tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="bucket 1"):
+        next(it)
+    it = read_ahead(iter(items))  # closed early: the thread stops
+    next(it)
+    it.close()
 
 
 # -- one dataset whatever the worker count; resume after SIGKILL -------------------------

@@ -5,6 +5,10 @@ Everything is built inside a staging folder beside the output
 published at the very end by renaming the shard folder and then the index file into
 place. An error, an ``--on-error abort`` or a cancel removes the staging folder: no
 half-written dataset is ever left behind.
+
+Over 350 lines on purpose: the two passes, the checkpoints and the publication share one
+job's state (tally, labels, statistics, scatter, staging folder); apart, each would take
+the whole job as an argument (``resume.py`` already holds the checkpoint's own state).
 """
 
 from __future__ import annotations
@@ -25,12 +29,13 @@ from ..store import Dataset, DatasetWriter, remove_dataset, shard_dir
 from ..store.stats import GenStats
 from . import resume, staging
 from .config import ImportConfig, Tally, peek_dtype, storage_dtype
+from .jitstats import gen_stats
 from .labels import LabelMap
 from .parallel import parse_in_order
 from .parse import Fit, Parsed, Shaper, as_number_array, parse_text_rows
 from .pieces import BAD_DATA, GOOD, UNUSABLE, ParseSpec, PieceParser, PieceResult, plan_pieces
 from .records import ChunkCutter, RecordChunk
-from .shuffle import LABEL, Scatter, bucket_count, shuffled
+from .shuffle import LABEL, Scatter, bucket_count, read_ahead, shuffled
 from .sources import Chunk, display_name, open_source
 from .staging import StagingLock, staging_dir
 from .text import CsvSource, TextSource
@@ -452,7 +457,7 @@ class ImportJob:
             np.random.default_rng([self.cfg.seed, 1]),
             flush_bytes=max(1, self.budget // 4),
         )
-        self.stats = GenStats(shape, self.dtype)
+        self.stats = gen_stats(shape, self.dtype)
 
     def _progress(self, phase: str, meter: RateMeter, done: int, force: bool = False) -> None:
         now = time.monotonic()
@@ -530,11 +535,14 @@ class ImportJob:
         def retire(paths: tuple[Path, ...], end_row: int) -> None:
             retired.append((paths, end_row))
 
+        rows = shuffled(
+            scatter, cfg.seed, self.max_bucket_bytes, self._check,
+            skip_rows=sealed * cap, retire=retire,
+        )  # fmt: skip
+        if cfg.workers > 1:  # the next bucket read and permuted while this one is written
+            rows = read_ahead(rows)
         with writer:
-            for x, pid in shuffled(
-                scatter, cfg.seed, self.max_bucket_bytes, self._check,
-                skip_rows=sealed * cap, retire=retire,
-            ):  # fmt: skip
+            for x, pid in rows:
                 writer.append(x, remap[pid])
                 if writer.shards_done != sealed:
                     sealed = writer.shards_done

@@ -1,6 +1,9 @@
-"""Pieces parsed by worker processes, handed back in piece order.
+"""Pieces parsed by worker threads or processes, handed back in piece order.
 
-Workers are ``spawn``ed processes (no fork of a big parent, no pickle): each gets the
+Where the compiled scan parses the pieces (``jitparse``: it runs without the GIL) the
+workers are threads of the job's own process: no second numba start, no transport of
+the results. Otherwise (no numba, or a layout the scan does not take: the numpy paths
+hold the GIL) they are processes. Worker processes are ``spawn``ed processes (no fork of a big parent, no pickle): each gets the
 ``ParseSpec`` as JSON, then piece numbers over a pipe, and answers each with the piece's
 ``PieceResult`` as bytes (a JSON header and raw arrays). The job keeps two pieces in
 flight per worker and takes the answers back in piece order, so the rows reach the
@@ -14,11 +17,14 @@ import json
 import multiprocessing as mp
 import os
 import traceback
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any
 
 from ..errors import UserError
+from . import jitparse
 from .pieces import ParseSpec, Piece, PieceParser, PieceResult
 
 IN_FLIGHT = 2
@@ -61,6 +67,9 @@ def parse_in_order(
         parser = PieceParser(spec)
         for p in pieces[start:]:
             yield parser.parse(p)
+        return
+    if jitparse.available() and PieceParser(spec).scans(pieces[start]):
+        yield from _threads(spec, pieces, start, workers)
         return
     ctx = mp.get_context("spawn")
     n = min(workers, len(pieces) - start)
@@ -116,6 +125,35 @@ def parse_in_order(
             if proc.is_alive():
                 proc.kill()
                 proc.join()
+
+
+def _threads(
+    spec: ParseSpec, pieces: list[Piece], start: int, workers: int
+) -> Iterator[PieceResult]:
+    """``parse_in_order`` by ``workers`` threads, each with its own parser."""
+    n = min(workers, len(pieces) - start)
+    free = [PieceParser(spec) for _ in range(n)]  # (a parser keeps per-piece state)
+
+    def parse(piece: Piece) -> PieceResult:
+        parser = free.pop()
+        try:
+            return parser.parse(piece)
+        finally:
+            free.append(parser)
+
+    pool = ThreadPoolExecutor(n, thread_name_prefix="guiapp-import")
+    todo: deque[Future[PieceResult]] = deque()
+    try:
+        nxt = start
+        while nxt < len(pieces) or todo:
+            while nxt < len(pieces) and len(todo) < IN_FLIGHT * n:
+                todo.append(pool.submit(parse, pieces[nxt]))
+                nxt += 1
+            yield todo.popleft().result()
+    finally:
+        for f in todo:
+            f.cancel()
+        pool.shutdown(wait=True)
 
 
 __all__ = ["UserError", "WorkerFailed", "default_workers", "parse_in_order"]

@@ -33,8 +33,9 @@ from .text import CsvLayout, first_json_line, json_record, open_text_binary
 
 PIECE_BYTES = 16 * 2**20
 #: The input's first piece is short: the job parses it alone (the first good row fixes the
-#: sample shape) before the workers start.
-FIRST_PIECE_BYTES = 2**20
+#: sample shape) before the workers start, without the compiled scan (it needs the length),
+#: so it is serial and slow work: 64 KiB is ~100 of the benchmark's lines (1 MiB was 0.1 s).
+FIRST_PIECE_BYTES = 2**16
 BLOCK_LINES = 4096
 GOOD, UNUSABLE, BAD_DATA, BAD_LABEL = 0, 1, 2, 3
 
@@ -267,6 +268,10 @@ class PieceParser:
                 return None
         ok = jitparse.takes(self.dtype, fmt, spec.label_field, spec.data_field, spec.delimiter)
         return fmt if ok else None
+
+    def scans(self, piece: Piece) -> bool:
+        """Whether the compiled scan parses this piece (it runs without the GIL)."""
+        return self._scan_format(piece) is not None
 
     def parse(self, piece: Piece) -> PieceResult:
         spec = self.spec

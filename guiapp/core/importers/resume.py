@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import UserError
 from ..store.stats import GenStats
 from .config import Tally
+from .jitstats import gen_stats
 from .labels import LabelMap
 from .shuffle import Scatter
 
@@ -108,7 +109,7 @@ def restore_pass1(job: ImportJob, d: dict[str, Any], *, buckets: bool = True) ->
         else:
             job.scatter.rows = np.asarray(rows, np.int64)
         job.est_rows = int(sc["est_rows"])
-        job.stats = GenStats(tuple(sc["shape"]), job.dtype)
+        job.stats = gen_stats(tuple(sc["shape"]), job.dtype)
         restore_stats(job.stats, d["stats"])
     position: dict[str, Any] = d["position"]
     return position

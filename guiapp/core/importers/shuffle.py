@@ -21,8 +21,11 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import queue
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -120,6 +123,49 @@ def _unlink(*paths: Path) -> None:
             os.unlink(p)
 
 
+def read_ahead(
+    items: Iterator[tuple[np.ndarray, np.ndarray]],
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``items``, made one ahead by a thread: the next bucket is read and permuted (numpy
+    releases the GIL there) while the caller writes the current one. The same items in the
+    same order; an exception of ``items`` is raised here, in its place. Memory: one more
+    bucket (at most ``max_bucket_bytes`` of rows, twice while it is permuted)."""
+    q: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def put(item: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            for item in items:
+                if not put(("item", item)):
+                    return
+            put(("end", None))
+        except BaseException as exc:  # handed to the caller's thread
+            put(("error", exc))
+
+    t = threading.Thread(target=run, name="guiapp-import-read-ahead", daemon=True)
+    t.start()
+    try:
+        while True:
+            kind, value = q.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+        t.join()
+
+
 Retire = Callable[[tuple[Path, ...], int], None]
 
 
@@ -172,9 +218,9 @@ def shuffled(
         if skip_rows:
             perm = perm[skip_rows:]
             skip_rows = 0
-        xs = x[perm]
+        xs = np.take(x, perm, axis=0)  # (the same rows as x[perm], in half the time)
         del x
-        yield xs, y[perm]
+        yield xs, np.take(y, perm)
         retire((px, py), at)
 
 

@@ -6,6 +6,7 @@ shard at each commit; the index manifest keeps a JSON copy for every sealed shar
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,11 @@ import numpy as np
 
 #: Values per chunk of the sum of squares (the order of the float64 additions).
 _STEP = 1 << 16
+
+#: ``(flat, _STEP, value_sumsq) -> (min, max, int sum, new value_sumsq)``: the 8/16-bit
+#: integer statistics in one compiled pass; ``importers/jitstats.py`` sets it where numba
+#: is there (same results, bit for bit: ``tests/test_import_scale.py``).
+small_int_kernel: Callable[[np.ndarray, int, float], tuple[int, int, int, float]] | None = None
 
 
 @dataclass
@@ -40,6 +46,16 @@ class ShardStats:
         if x.size == 0:
             return
         flat = x.reshape(-1)
+        if small_int_kernel is not None and flat.dtype.kind in "iu" and flat.dtype.itemsize <= 2:
+            lo_i, hi_i, total, sumsq = small_int_kernel(flat, _STEP, self.value_sumsq)
+            self.value_min = min(self.value_min, float(lo_i))
+            self.value_max = max(self.value_max, float(hi_i))
+            if flat.size * max(abs(lo_i), abs(hi_i)) < 2**53:
+                self.value_sum += float(total)
+            else:
+                self.value_sum += float(flat.sum(dtype=np.float64))
+            self.value_sumsq = sumsq
+            return
         lo, hi = flat.min(), flat.max()  # NaN or Inf show up here: only then look closer
         if flat.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
             finite = np.isfinite(flat)

@@ -14,7 +14,7 @@ for samples of at most ``MAX_POSITIONS`` values (the header is an HDF5 attribute
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +34,15 @@ def hist_range(dtype: np.dtype) -> tuple[float, float]:
     return FLOAT_RANGE
 
 
+#: A compiled ``update`` for 8/16-bit integer chunks (``importers/jitstats.py``): chunk ->
+#: (per-position int sums, int sums of squares, int histogram), bit for bit the same totals.
+IntSums = Callable[[np.ndarray, bool], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
 class GenStats:
-    def __init__(self, sample_shape: tuple[int, ...], dtype: Any) -> None:
+    def __init__(
+        self, sample_shape: tuple[int, ...], dtype: Any, int_sums: IntSums | None = None
+    ) -> None:
         self.dtype = np.dtype(dtype)
         self.sample_shape = tuple(sample_shape)
         positions = int(np.prod(sample_shape))
@@ -45,9 +52,22 @@ class GenStats:
         self.pos_sumsq = np.zeros(p, np.float64)
         self.hist = np.zeros(HIST_BINS + 2, np.int64)  # [below, bins..., above]
         self.lo, self.hi = hist_range(self.dtype)
+        self.int_sums = int_sums if self.dtype.kind in "iu" and self.dtype.itemsize <= 2 else None
+        if self.int_sums is not None:
+            info = np.iinfo(self.dtype)
+            big = max(abs(int(info.min)), int(info.max))
+            self._exact_rows = 2**53 // (big * big)  # a chunk's float64 sums stay exact
 
     def update(self, x: np.ndarray) -> None:
         flat = x.reshape(len(x), -1)
+        if self.int_sums is not None and len(x) < self._exact_rows and x.dtype == self.dtype:
+            s, sq, hist = self.int_sums(flat, bool(self.pos_sum.size))
+            self.rows += len(x)
+            if self.pos_sum.size:
+                self.pos_sum += s.astype(np.float64)
+                self.pos_sumsq += sq.astype(np.float64)
+            self.hist += hist
+            return
         self.rows += len(x)
         if self.pos_sum.size:
             self.pos_sum += flat.sum(axis=0, dtype=np.float64)
