@@ -38,11 +38,11 @@ LOSS, CORRECT, STEPS, WAIT_S, FINITE = range(5)
 #: this many: an estimate of the wait at an eighth of the clock reads (each needs the GIL,
 #: which the reader threads may hold).
 WAIT_SAMPLE = 8
-#: After a call whose steps waited less than :data:`CALM_BELOW_S` each (the input keeps up),
+#: After a call whose timed steps each waited under :data:`CALM_BELOW_S` (the input keeps up),
 #: one in this many: the clock's reads were what kept a 0.4 ms step below Keras ``fit``
 #: (``guiapp bench train``); a call that waits brings the rate back to WAIT_SAMPLE or dense.
 CALM_SAMPLE = 32
-CALM_BELOW_S = 2.5e-4  # a quarter of DENSE_AFTER_S (any choice keeps the estimate unbiased)
+CALM_BELOW_S = 5e-4  # a step's own clock reads measure ~0.1-0.3 ms; any choice stays unbiased
 #: A call whose steps waited longer than this each (by the estimate) has the next call time
 #: every step (the input is slow: timing them all costs nothing then, the steps wait anyway).
 DENSE_AFTER_S = 1e-3
@@ -184,10 +184,14 @@ def make_steps(
         return loss_sum, correct
 
     # Whether the last call waited more than DENSE_AFTER_S a step: the next one then
-    # times every step (and each stands for itself); or less than CALM_BELOW_S: the next
-    # one samples one in CALM_SAMPLE.
+    # times every step (and each stands for itself); or each timed step under CALM_BELOW_S:
+    # the next one samples one in CALM_SAMPLE.
     dense_var = tf.Variable(False, trainable=False, dtype=tf.bool)
     calm_var = tf.Variable(False, trainable=False, dtype=tf.bool)
+    # The longest single timed wait of the call, unweighted (-1: none timed): calm is judged
+    # on it, not on the weighted sum, where one clock read's own ~0.1-0.3 ms times the rate
+    # looked like waiting and flipped the rate back every few calls.
+    longest_var = tf.Variable(-1.0, trainable=False, dtype=tf.float64)
     rates = tf.constant([sample, CALM_SAMPLE if sample else 0], tf.int64)
 
     def schedule(first: Any, n: Any) -> tuple[Any, Any]:
@@ -221,7 +225,9 @@ def make_steps(
             done = clock(*after)  # the step before was done (the call's start for batch 0)
             with tf.control_dependencies([] if after else [done]):
                 nxt = iterator.get_next()
-            return nxt, tf.maximum(clock(nxt) - done, 0.0) * weights[j]
+            waited = tf.maximum(clock(nxt) - done, 0.0)
+            longest_var.assign(tf.maximum(longest_var, waited))
+            return nxt, waited * weights[j]
 
         def untimed() -> tuple[Any, Any]:
             return iterator.get_next(), zero
@@ -235,6 +241,7 @@ def make_steps(
         if not sample:
             return _untimed(iterator, n)
         start = totals.var.value()
+        longest_var.assign(-1.0)
         sched = schedule(tf.cast(start[STEPS], tf.int64), n)
         batch, wait0 = fetch(iterator, 0, sched, (), None)
 
@@ -247,7 +254,8 @@ def make_steps(
         tf.while_loop(lambda i, *_: i < n, body, [tf.constant(0, tf.int32), batch, wait0])
         waited = totals.var[WAIT_S] - start[WAIT_S]
         dense_var.assign(waited > DENSE_AFTER_S * tf.cast(n, tf.float64))
-        calm_var.assign(waited < CALM_BELOW_S * tf.cast(n, tf.float64))
+        timed_any = longest_var >= 0.0  # a call with no timed step leaves the rate as it was
+        calm_var.assign(tf.where(timed_any, longest_var < CALM_BELOW_S, calm_var))
         return None
 
     def _untimed(iterator: Any, n: Any) -> None:
