@@ -29,7 +29,8 @@ calls them; apart, each would need the others' conventions (indices, -1 for "not
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -57,14 +58,20 @@ def available() -> bool:
     return numba is not None
 
 
-def _jit(f: Any) -> Any:
-    return numba.njit(cache=True, nogil=True)(f) if numba is not None else f
+F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _jit(f: F) -> F:
+    """``f`` compiled (cached, without the GIL) where numba is there, else ``f`` itself."""
+    return cast(F, numba.njit(cache=True, nogil=True)(f)) if numba is not None else f
+
+
+@_jit
 def _is_digit(c: Any) -> bool:
     return bool(48 <= c <= 57)
 
 
+@_jit
 def _string_end(buf: Any, i: int, end: int) -> int:
     """``buf[i]`` is a quote: the index after the closing one; -1 for escapes, control
     or non-ASCII bytes, or no closing quote before ``end``."""
@@ -79,6 +86,7 @@ def _string_end(buf: Any, i: int, end: int) -> int:
     return -1
 
 
+@_jit
 def _key_is(buf: Any, i: int, j: int, key: Any) -> bool:
     """Whether the string ``buf[i:j]`` (quotes included) is ``key``."""
     n = j - i - 2
@@ -90,6 +98,7 @@ def _key_is(buf: Any, i: int, j: int, key: Any) -> bool:
     return True
 
 
+@_jit
 def _colon(buf: Any, j: int, end: int) -> int:
     """After a member's name: past ``:`` and one optional space; -1 if no colon."""
     if j < 0 or j >= end or buf[j] != 58:
@@ -100,6 +109,7 @@ def _colon(buf: Any, j: int, end: int) -> int:
     return j if j < end else -1
 
 
+@_jit
 def _literal(buf: Any, i: int, end: int, word: Any) -> int:
     if i + len(word) > end:
         return -1
@@ -109,6 +119,7 @@ def _literal(buf: Any, i: int, end: int, word: Any) -> int:
     return i + len(word)
 
 
+@_jit
 def _simple_end(buf: Any, i: int, end: int) -> int:
     """The end of a simple member value at ``i``; -1 if it is not one."""
     c = buf[i]
@@ -143,6 +154,7 @@ def _simple_end(buf: Any, i: int, end: int) -> int:
     return -1
 
 
+@_jit
 def _digits(buf: Any, i: int, end: int, most: int) -> tuple[int, int]:
     """(value, end) of 1..``most`` digits at ``i``; end -1 if none or more."""
     v = 0
@@ -155,6 +167,7 @@ def _digits(buf: Any, i: int, end: int, most: int) -> tuple[int, int]:
     return (v, j) if j > i else (0, -1)
 
 
+@_jit
 def _json_label(buf: Any, i: int, end: int) -> tuple[int, int]:
     """(label, end) of a label value at ``i``; end -1 if it is not a shape taken here."""
     c = buf[i]
@@ -176,6 +189,7 @@ def _json_label(buf: Any, i: int, end: int) -> tuple[int, int]:
     return v, j + 2
 
 
+@_jit
 def _values(buf: Any, i: int, end: int, stop: int, row: Any, length: int, hi: int) -> int:
     """Tokens from ``i`` into ``row``; the index of the byte ``stop`` that ends them (-1
     when ``stop`` is -1: the line's end), or -2 if they are not exactly ``length`` tokens
@@ -208,6 +222,7 @@ def _values(buf: Any, i: int, end: int, stop: int, row: Any, length: int, hi: in
     return -2
 
 
+@_jit
 def _json_line(
     buf: Any, p: int, end: int, lkey: Any, dkey: Any, row: Any, length: int, hi: int
 ) -> tuple[bool, int]:
@@ -251,6 +266,7 @@ def _json_line(
             p += 1
 
 
+@_jit
 def _csv_line(
     buf: Any, p: int, end: int, delim: int, row: Any, length: int, hi: int
 ) -> tuple[bool, int]:
@@ -272,6 +288,7 @@ def _csv_line(
     return _values(buf, j, end, -1, row, length, hi) == -1, label
 
 
+@_jit
 def _scan(
     buf: Any,
     fmt: int,
@@ -315,6 +332,7 @@ def _scan(
     return line, m
 
 
+@_jit
 def _count_lines(buf: Any) -> int:
     """``bytes.count(b"\\n") + 1``, without the GIL."""
     n = 1
@@ -322,22 +340,6 @@ def _count_lines(buf: Any) -> int:
         if c == 10:
             n += 1
     return n
-
-
-if numba is not None:
-    _count_lines = _jit(_count_lines)
-    _is_digit = _jit(_is_digit)
-    _string_end = _jit(_string_end)
-    _key_is = _jit(_key_is)
-    _colon = _jit(_colon)
-    _literal = _jit(_literal)
-    _simple_end = _jit(_simple_end)
-    _digits = _jit(_digits)
-    _json_label = _jit(_json_label)
-    _values = _jit(_values)
-    _json_line = _jit(_json_line)
-    _csv_line = _jit(_csv_line)
-    _scan = _jit(_scan)
 
 
 class Scan:
