@@ -372,7 +372,7 @@ def _write_jsonl(path: Path, n: int) -> None:
 @pytest.fixture(scope="module")
 def jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
     p = tmp_path_factory.mktemp("in") / "k.jsonl"
-    _write_jsonl(p, 6000)
+    _write_jsonl(p, 30_000)  # (enough checkpoints for the kills below to land between)
     return p
 
 
@@ -445,6 +445,24 @@ def test_sigkill_then_resume_equals_uninterrupted(
     assert r.returncode == 0, r.stderr
     assert _hashes(out) == _hashes(uninterrupted)
     assert not stage.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["k.h5", "k.shards"]
+
+
+def test_resume_refuses_buckets_shorter_than_the_checkpoint(jsonl: Path, tmp_path: Path) -> None:
+    """The checkpoint is not fsynced (nor are the buckets): after a power cut a bucket may
+    hold less than it counts, and the resume says so instead of padding it."""
+    out = tmp_path / "k.h5"
+    _kill_at(jsonl, out, "pass1", 0)
+    (stage,) = tmp_path.glob(".k.h5.import-*")
+    state = json.loads((stage / "checkpoint.json").read_text())
+    k = next(i for i, r in enumerate(state["pass1"]["scatter"]["rows"]) if r > 0)
+    bucket = stage / "buckets" / f"{k:05d}.x"
+    with open(bucket, "r+b") as fh:
+        fh.truncate(state["pass1"]["scatter"]["rows"][k] * L * 2 - 1)
+    r = _cli(jsonl, out, "--workers", "2", "--resume")
+    assert r.returncode == 2, r.stderr
+    assert f"{k:05d}.x: the stopped import's bucket holds" in r.stderr
+    assert "without --resume" in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists()
 
 
 def test_stale_staging_removed_live_one_kept(jsonl: Path, tmp_path: Path) -> None:

@@ -92,18 +92,29 @@ def atomic_path(
 
 
 def atomic_write_bytes(
-    target: str | os.PathLike[str], data: bytes, *, keep_backup: bool = False
+    target: str | os.PathLike[str],
+    data: bytes,
+    *,
+    keep_backup: bool = False,
+    durable: bool = True,
 ) -> None:
-    """Replace ``target`` with ``data`` atomically."""
-    with atomic_path(target, keep_backup=keep_backup) as tmp, open(tmp, "wb") as fh:
+    """Replace ``target`` with ``data`` atomically (``durable``: see :func:`atomic_path`)."""
+    with (
+        atomic_path(target, keep_backup=keep_backup, durable=durable) as tmp,
+        open(tmp, "wb") as fh,
+    ):
         fh.write(data)
 
 
 def atomic_write_text(
-    target: str | os.PathLike[str], text: str, *, keep_backup: bool = False
+    target: str | os.PathLike[str],
+    text: str,
+    *,
+    keep_backup: bool = False,
+    durable: bool = True,
 ) -> None:
     """Replace ``target`` with UTF-8 ``text`` atomically."""
-    atomic_write_bytes(target, text.encode("utf-8"), keep_backup=keep_backup)
+    atomic_write_bytes(target, text.encode("utf-8"), keep_backup=keep_backup, durable=durable)
 
 
 def pid_alive(pid: int) -> bool:

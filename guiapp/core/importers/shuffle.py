@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import UserError
+
 MAX_BUCKETS = 4096
 LABEL = np.dtype("<i4")
 
@@ -77,6 +79,13 @@ class Scatter:
                 if size == 0:
                     _unlink(p)
                     continue
+                have = p.stat().st_size if p.exists() else 0
+                if have < size:  # a power cut: the checkpoint reached the disk, rows did not
+                    raise UserError(
+                        f"{p}: the stopped import's bucket holds {have:,} bytes, its "
+                        f"checkpoint counts {size:,}. Run the import without --resume to "
+                        "start over"
+                    )
                 with open(p, "r+b") as fh:
                     fh.truncate(size)
 

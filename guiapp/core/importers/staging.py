@@ -117,4 +117,10 @@ def read_checkpoint(folder: Path) -> dict[str, Any] | None:
 
 
 def write_checkpoint(folder: Path, state: dict[str, Any]) -> None:
-    atomic_write_text(folder / CHECKPOINT, json.dumps({"version": CHECKPOINT_VERSION, **state}))
+    """Replace the checkpoint atomically, without fsync: it describes bucket and shard files
+    that are not fsynced either, and a rename survives a stop or a SIGKILL without it (the
+    page cache outlives the process). A power cut can leave the buckets shorter than the
+    checkpoint says; the resume then refuses them (``Scatter.restore``). The fsyncs cost
+    25-50 ms a checkpoint here, a tenth of a 1,000,000-row import's serial part."""
+    text = json.dumps({"version": CHECKPOINT_VERSION, **state})
+    atomic_write_text(folder / CHECKPOINT, text, durable=False)
