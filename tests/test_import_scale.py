@@ -22,14 +22,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from guiapp.core import jit as core_jit
 from guiapp.core.errors import UserError
 from guiapp.core.events import EventSink
-from guiapp.core.importers import ImportConfig, jitparse, jitstats, run_import
+from guiapp.core.importers import ImportConfig, jitparse, run_import
 from guiapp.core.importers.fastparse import fast_values
 from guiapp.core.importers.labels import normalize
 from guiapp.core.importers.pieces import ParseSpec, PieceParser, plan_pieces
 from guiapp.core.importers.shuffle import read_ahead
-from guiapp.core.store import Dataset, shard_stats, stats
+from guiapp.core.store import Dataset, jitsums, shard_stats, stats
 from guiapp.core.store.shard_stats import ShardStats
 
 L = 126
@@ -149,7 +150,7 @@ def test_fast_path_equals_the_exact_path_line_by_line(tmp_path: Path) -> None:
     assert sum(k == 0 for part in good for k in part[1]) > 50  # type: ignore[index]
 
 
-@pytest.mark.skipif(not jitparse.available(), reason="numba is not installed")
+@pytest.mark.skipif(not core_jit.available(), reason="numba is not installed")
 def test_compiled_scan_equals_the_numpy_path_and_takes_the_common_shapes(tmp_path: Path) -> None:
     lines = CASES * 3 + [_mutate(R.choice(CASES[:9])) for _ in range(600)]
     path = tmp_path / "cases.jsonl"
@@ -187,7 +188,7 @@ def _write_csv(path: Path, n: int) -> None:
             f.write('%d,"%s"\n' % (i % 4, ",".join(map(str, rng.integers(0, 65536, L).tolist()))))
 
 
-@pytest.mark.skipif(not jitparse.available(), reason="numba is not installed")
+@pytest.mark.skipif(not core_jit.available(), reason="numba is not installed")
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 def test_without_numba_the_same_dataset_and_the_same_error_report(
     fmt: str, jsonl: Path, tmp_path: Path
@@ -268,11 +269,11 @@ def test_shard_statistics_of_small_integers_equal_the_float_path(
     compiled: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """8/16-bit integers are summed in integer arithmetic (numpy, or the compiled pass of
-    ``jitstats.shard_sums``): the stored sums must be the float64 path's bit for bit
+    ``jitsums.shard_sums``): the stored sums must be the float64 path's bit for bit
     (65,536-value chunks, accumulated in order)."""
-    if compiled and not jitstats.available():
+    if compiled and not jitsums.available():
         pytest.skip("numba is not installed")
-    monkeypatch.setattr(shard_stats, "small_int_kernel", jitstats.shard_sums if compiled else None)
+    monkeypatch.setattr(shard_stats, "small_int_kernel", jitsums.shard_sums if compiled else None)
     rng = np.random.default_rng(5)
     for dt in (np.uint8, np.int8, np.uint16, np.int16):
         info = np.iinfo(dt)
@@ -309,7 +310,7 @@ def _gen_stats_reference(chunks: list[np.ndarray]) -> tuple[np.ndarray, ...]:
 def test_compiled_position_statistics_equal_the_float_formula() -> None:
     """Pass 1's per-position sums by the compiled integer kernel: the same float64 bits
     as the float formula, chunk by chunk, for every 8/16-bit dtype (extremes included)."""
-    if not jitstats.available():
+    if not jitsums.available():
         pytest.skip("numba is not installed")
     rng = np.random.default_rng(11)
     for dt in (np.uint8, np.int8, np.uint16, np.int16):
@@ -320,7 +321,7 @@ def test_compiled_position_statistics_equal_the_float_formula() -> None:
         ]
         chunks.append(np.full((4096, 126), info.max, dt))
         chunks.append(np.full((7, 126), info.min, dt))
-        got = jitstats.gen_stats((126,), dt)
+        got = jitsums.gen_stats((126,), dt)
         assert got.int_sums is not None
         for x in chunks:
             got.update(x)
@@ -328,7 +329,7 @@ def test_compiled_position_statistics_equal_the_float_formula() -> None:
         for a, b in zip((got.pos_sum, got.pos_sumsq, got.hist), ref, strict=True):
             assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), dt
         assert got.rows == sum(len(x) for x in chunks)
-        wide = jitstats.gen_stats((2000,), dt)  # over MAX_POSITIONS: the histogram only
+        wide = jitsums.gen_stats((2000,), dt)  # over MAX_POSITIONS: the histogram only
         x = rng.integers(info.min, int(info.max) + 1, size=(50, 2000)).astype(dt)
         wide.update(x)
         assert wide.pos_sum.size == 0

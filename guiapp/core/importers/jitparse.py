@@ -28,11 +28,11 @@ calls them; apart, each would need the others' conventions (indices, -1 for "not
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import numpy as np
+
+from ..jit import available, jit
 
 OK, BLANK, OTHER = 0, 1, 2
 JSONL, CSV = 0, 1
@@ -46,32 +46,13 @@ def _bytes(b: bytes) -> np.ndarray:
 _NUMBER_INT, _NUMBER_LONG = _bytes(b"$numberInt"), _bytes(b"$numberLong")
 _TRUE, _FALSE, _NULL = _bytes(b"true"), _bytes(b"false"), _bytes(b"null")
 
-try:
-    if os.environ.get("GUIAPP_NO_NUMBA", "") not in ("", "0"):
-        raise ImportError("GUIAPP_NO_NUMBA is set")
-    import numba
-except ImportError:  # the numpy fast path does the work
-    numba = None  # type: ignore[assignment]
 
-
-def available() -> bool:
-    return numba is not None
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _jit(f: F) -> F:
-    """``f`` compiled (cached, without the GIL) where numba is there, else ``f`` itself."""
-    return cast(F, numba.njit(cache=True, nogil=True)(f)) if numba is not None else f
-
-
-@_jit
+@jit
 def _is_digit(c: Any) -> bool:
     return bool(48 <= c <= 57)
 
 
-@_jit
+@jit
 def _string_end(buf: Any, i: int, end: int) -> int:
     """``buf[i]`` is a quote: the index after the closing one; -1 for escapes, control
     or non-ASCII bytes, or no closing quote before ``end``."""
@@ -86,7 +67,7 @@ def _string_end(buf: Any, i: int, end: int) -> int:
     return -1
 
 
-@_jit
+@jit
 def _key_is(buf: Any, i: int, j: int, key: Any) -> bool:
     """Whether the string ``buf[i:j]`` (quotes included) is ``key``."""
     n = j - i - 2
@@ -98,7 +79,7 @@ def _key_is(buf: Any, i: int, j: int, key: Any) -> bool:
     return True
 
 
-@_jit
+@jit
 def _colon(buf: Any, j: int, end: int) -> int:
     """After a member's name: past ``:`` and one optional space; -1 if no colon."""
     if j < 0 or j >= end or buf[j] != 58:
@@ -109,7 +90,7 @@ def _colon(buf: Any, j: int, end: int) -> int:
     return j if j < end else -1
 
 
-@_jit
+@jit
 def _literal(buf: Any, i: int, end: int, word: Any) -> int:
     if i + len(word) > end:
         return -1
@@ -119,7 +100,7 @@ def _literal(buf: Any, i: int, end: int, word: Any) -> int:
     return i + len(word)
 
 
-@_jit
+@jit
 def _simple_end(buf: Any, i: int, end: int) -> int:
     """The end of a simple member value at ``i``; -1 if it is not one."""
     c = buf[i]
@@ -154,7 +135,7 @@ def _simple_end(buf: Any, i: int, end: int) -> int:
     return -1
 
 
-@_jit
+@jit
 def _digits(buf: Any, i: int, end: int, most: int) -> tuple[int, int]:
     """(value, end) of 1..``most`` digits at ``i``; end -1 if none or more."""
     v = 0
@@ -167,7 +148,7 @@ def _digits(buf: Any, i: int, end: int, most: int) -> tuple[int, int]:
     return (v, j) if j > i else (0, -1)
 
 
-@_jit
+@jit
 def _json_label(buf: Any, i: int, end: int) -> tuple[int, int]:
     """(label, end) of a label value at ``i``; end -1 if it is not a shape taken here."""
     c = buf[i]
@@ -189,7 +170,7 @@ def _json_label(buf: Any, i: int, end: int) -> tuple[int, int]:
     return v, j + 2
 
 
-@_jit
+@jit
 def _values(buf: Any, i: int, end: int, stop: int, row: Any, length: int, hi: int) -> int:
     """Tokens from ``i`` into ``row``; the index of the byte ``stop`` that ends them (-1
     when ``stop`` is -1: the line's end), or -2 if they are not exactly ``length`` tokens
@@ -222,7 +203,7 @@ def _values(buf: Any, i: int, end: int, stop: int, row: Any, length: int, hi: in
     return -2
 
 
-@_jit
+@jit
 def _json_line(
     buf: Any, p: int, end: int, lkey: Any, dkey: Any, row: Any, length: int, hi: int
 ) -> tuple[bool, int]:
@@ -266,7 +247,7 @@ def _json_line(
             p += 1
 
 
-@_jit
+@jit
 def _csv_line(
     buf: Any, p: int, end: int, delim: int, row: Any, length: int, hi: int
 ) -> tuple[bool, int]:
@@ -288,7 +269,7 @@ def _csv_line(
     return _values(buf, j, end, -1, row, length, hi) == -1, label
 
 
-@_jit
+@jit
 def _scan(
     buf: Any,
     fmt: int,
@@ -332,7 +313,7 @@ def _scan(
     return line, m
 
 
-@_jit
+@jit
 def _count_lines(buf: Any) -> int:
     """``bytes.count(b"\\n") + 1``, without the GIL."""
     n = 1
@@ -382,7 +363,7 @@ def scan(
 def takes(dtype: np.dtype, fmt: int, label_field: str, data_field: str, delimiter: str) -> bool:
     """Whether ``scan`` handles this storage dtype, these fields or this delimiter (else:
     the numpy path)."""
-    if numba is None or dtype.kind not in "iu" or dtype == np.uint64:
+    if not available() or dtype.kind not in "iu" or dtype == np.uint64:
         return False
     if fmt == CSV:
         return len(delimiter) == 1 and delimiter.isascii() and delimiter not in '"\r\n0123456789'

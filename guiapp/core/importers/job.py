@@ -26,10 +26,10 @@ from ..errors import Cancelled, DatasetError, UserError
 from ..events import CancelToken, EventSink, RateMeter
 from ..provenance import versions
 from ..store import Dataset, DatasetWriter, remove_dataset, shard_dir
+from ..store.jitsums import gen_stats, use_compiled_sums
 from ..store.stats import GenStats
 from . import resume, staging
 from .config import ImportConfig, Tally, peek_dtype, storage_dtype
-from .jitstats import gen_stats
 from .labels import LabelMap
 from .parallel import parse_in_order
 from .parse import Fit, Parsed, Shaper, as_number_array, parse_text_rows
@@ -508,6 +508,7 @@ class ImportJob:
     def _pass2(self, sealed: int) -> dict[str, Any]:
         """Buckets, shuffled, into the staged dataset; each sealed shard is a checkpoint."""
         cfg, t = self.cfg, self.tally
+        use_compiled_sums()  # the shard statistics too (this job has paid numba's start)
         assert self.scatter is not None and self.stats is not None
         class_names, remap = self.labels.finish()
         scatter = self.scatter

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
+from ..jit import available as numba_available
 from . import jitparse, scanned
 from .fastparse import fast_csv, fast_jsonl, fast_values
 from .labels import IntLabels, LabelMap, Labels, join_labels, normalize
@@ -202,7 +203,7 @@ class PieceParser:
         self.spec = spec
         self.use_fast = fast  # False: every line by the exact path (tests compare the two)
         #: the compiled scan first (``jitparse.py``); False: the numpy fast path only
-        self.use_jit = fast and (jitparse.available() if jit is None else jit)
+        self.use_jit = fast and (numba_available() if jit is None else jit)
         self._header = 0  # the CSV header's line in the piece being parsed (0: none)
         self.fit = spec.fit()
         self.shaper = Shaper(self.fit)

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import UserError
+from ..store.jitsums import gen_stats
 from ..store.stats import GenStats
 from .config import Tally
-from .jitstats import gen_stats
 from .labels import LabelMap
 from .shuffle import Scatter
 

@@ -16,8 +16,8 @@ import numpy as np
 _STEP = 1 << 16
 
 #: ``(flat, _STEP, value_sumsq) -> (min, max, int sum, new value_sumsq)``: the 8/16-bit
-#: integer statistics in one compiled pass; ``importers/jitstats.py`` sets it where numba
-#: is there (same results, bit for bit: ``tests/test_import_scale.py``).
+#: integer statistics in one compiled pass; ``jitsums.use_compiled_sums()`` sets it where
+#: numba is there (same results, bit for bit: ``tests/test_import_scale.py``).
 small_int_kernel: Callable[[np.ndarray, int, float], tuple[int, int, int, float]] | None = None
 
 

@@ -34,7 +34,7 @@ def hist_range(dtype: np.dtype) -> tuple[float, float]:
     return FLOAT_RANGE
 
 
-#: A compiled ``update`` for 8/16-bit integer chunks (``importers/jitstats.py``): chunk ->
+#: A compiled ``update`` for 8/16-bit integer chunks (``store/jitsums.py``): chunk ->
 #: (per-position int sums, int sums of squares, int histogram), bit for bit the same totals.
 IntSums = Callable[[np.ndarray, bool], tuple[np.ndarray, np.ndarray, np.ndarray]]
 

@@ -1,16 +1,18 @@
-"""Compiled statistics of 8/16-bit integer rows: pass 1's ``GenStats`` and the shard
-writer's ``ShardStats`` (pass 2), bit for bit the numpy formulas' results.
+"""Compiled statistics of 8/16-bit integer rows: ``GenStats``' per-position sums and
+``ShardStats``' value sums, bit for bit the numpy formulas' results.
 
 ``int_sums`` gives one chunk's per-position sums and sums of squares as integers and its
 value histogram, in one pass over the rows. For 8/16-bit values and a chunk of under
 ``2**53 / max_value**2`` rows (over 2 million rows for uint16) every partial float64 sum
 ``GenStats.update`` made before was an exact integer, so the chunk's integer sums, turned
 into float64 and added to the running totals in the same chunk order, give the same bits
-(``tests/test_import.py`` checks it against the float64 formula). ``shard_sums`` does
+(``tests/test_import_scale.py`` checks it against the float64 formula). ``shard_sums`` does
 ``ShardStats._small_int_sums``'s work (min, max, the exact integer sum and the sum of
-squares added chunk by chunk of ``_STEP`` values in the same order) in one pass; importing
-this module registers it with ``shard_stats`` when numba is there. Without numba
-(``jitparse.available()`` false) both keep the numpy formulas.
+squares added chunk by chunk of ``_STEP`` values in the same order) in one pass.
+
+Importing this module imports numba (``core/jit.py``), so nothing in the store imports it
+by itself: a job that pays numba's start anyway (the import) turns the kernels on with
+:func:`use_compiled_sums` and :func:`gen_stats`. Without numba both keep the numpy formulas.
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from ..store import shard_stats
-from ..store.stats import HIST_BINS, GenStats
-from .jitparse import _jit, available
+from ..jit import available, jit
+from . import shard_stats
+from .stats import HIST_BINS, GenStats
 
 
-@_jit
+@jit
 def _int_sums(flat: Any, positions: bool, lo: int, shift: int, s: Any, sq: Any, hist: Any) -> None:
     n, p = flat.shape
     for i in range(n):
@@ -36,7 +38,7 @@ def _int_sums(flat: Any, positions: bool, lo: int, shift: int, s: Any, sq: Any, 
             hist[((v - lo) >> shift) + 1] += 1
 
 
-@_jit
+@jit
 def _shard_sums(flat: Any, step: int, sumsq: float) -> tuple[Any, Any, Any, float]:
     n = flat.shape[0]
     lo = hi = np.int64(flat[0])
@@ -77,7 +79,12 @@ def gen_stats(sample_shape: tuple[int, ...], dtype: Any) -> GenStats:
     return GenStats(sample_shape, dtype, int_sums=int_sums if available() else None)
 
 
-if available():
-    shard_stats.small_int_kernel = shard_sums
+def use_compiled_sums() -> bool:
+    """Have every ``ShardStats`` of this process sum 8/16-bit rows with ``shard_sums`` (where
+    numba is there); whether it does."""
+    if available():
+        shard_stats.small_int_kernel = shard_sums
+    return available()
 
-__all__ = ["gen_stats", "int_sums", "shard_sums"]
+
+__all__ = ["gen_stats", "int_sums", "shard_sums", "use_compiled_sums"]
