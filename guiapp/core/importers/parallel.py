@@ -23,8 +23,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .. import jit
 from ..errors import UserError
+from ..jit import available as numba_available
 from .pieces import ParseSpec, Piece, PieceParser, PieceResult
 
 IN_FLIGHT = 2
@@ -68,7 +68,7 @@ def parse_in_order(
         for p in pieces[start:]:
             yield parser.parse(p)
         return
-    if jit.available() and PieceParser(spec).scans(pieces[start]):
+    if numba_available() and PieceParser(spec).scans(pieces[start]):
         yield from _threads(spec, pieces, start, workers)
         return
     ctx = mp.get_context("spawn")
