@@ -119,3 +119,14 @@ def test_bad_thread_list_is_one_line_exit_2(make_dataset: MakeDataset) -> None:
     )
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "--threads '2,0'" in r.stderr
+
+
+def test_tf_ceiling_measures_every_hand_off(capsys: pytest.CaptureFixture[str]) -> None:
+    from guiapp.bench import tf_ceiling
+
+    assert tf_ceiling.main(["--segments", "2", "--repeat", "1", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["dtype"], r["batch"]) for r in rows] == [("float32", 512), ("uint16", 4096)]
+    for r in rows:
+        for key in ("batches", "rebatch", "segments", "numpy_function", "numpy"):
+            assert r[key] > 0, (key, r)

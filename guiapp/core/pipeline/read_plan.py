@@ -22,6 +22,8 @@ Everything here is arithmetic on block ids (no I/O, no TensorFlow), a pure funct
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +49,10 @@ def block_uniform(block_ids: np.ndarray, seed: int, stream: int = 0) -> np.ndarr
         key = splitmix64(np.array([seed * 2 + stream], dtype=np.uint64))[0]
         h = splitmix64(block_ids.astype(np.uint64) ^ key)
     return (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+
+
+#: Windows whose copy plan an ``EpochPlan`` keeps (the reader threads run a few ahead).
+WINDOW_RUNS_CACHED = 8
 
 
 @dataclass(frozen=True)
@@ -169,6 +175,10 @@ class EpochPlan:
         )
         self.window_starts = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
         self.rows = int(self.window_starts[-1])
+        # The runs of the last few windows: segments shorter than a window (cache-sized
+        # reads of long rows) ask for the same window's plan several times.
+        self._runs: OrderedDict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = OrderedDict()
+        self._runs_lock = threading.Lock()
 
     @property
     def num_batches(self) -> int:
@@ -190,6 +200,17 @@ class EpochPlan:
         ``src_row`` is a dataset row, ``dest_row`` a row of the window's buffer. Runs are
         sorted by source row, so each block is one contiguous read scattered to its chunks.
         """
+        with self._runs_lock:
+            got = self._runs.get(w)
+        if got is None:
+            got = self._window_runs(w)
+            with self._runs_lock:
+                self._runs[w] = got
+                while len(self._runs) > WINDOW_RUNS_CACHED:
+                    self._runs.popitem(last=False)
+        return got
+
+    def _window_runs(self, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         blocks, lengths = self.window_blocks(w)
         c = self.plan.chunk_rows
         per_block = -(-lengths // c)

@@ -144,10 +144,15 @@ class WindowReader:
         The byte offsets of every run are computed for the whole segment at once: per-block
         numpy calls cost more than the copy of a block of short rows.
         """
-        parts = []
-        for buf, rb in ((x, self.row_bytes), (y, LABEL_DTYPE.itemsize)):
-            mv = buf.reshape(-1).view(np.uint8).data
-            parts.append((mv, rb, (dest * rb).tolist(), (length * rb).tolist()))
+        rb, lb = self.row_bytes, LABEL_DTYPE.itemsize
+        xmv = x.reshape(-1).view(np.uint8).data
+        ymv = y.reshape(-1).view(np.uint8).data
+        dx, nx = (dest * rb).tolist(), (length * rb).tolist()
+        dy, ny = (dest * lb).tolist(), (length * lb).tolist()
+        # Every run's two views at once: per-group Python costs more than the copy of a
+        # group of short rows.
+        xiov = [xmv[p : p + m] for p, m in zip(dx, nx, strict=True)]
+        yiov = [ymv[p : p + m] for p, m in zip(dy, ny, strict=True)]
         srcs, shards = src.tolist(), shard.tolist()
         edges = bounds.tolist()
         for g in range(len(edges) - 1):
@@ -157,14 +162,15 @@ class WindowReader:
             for s in range(edges[g], edges[g + 1], IOV_MAX):
                 e = min(edges[g + 1], s + IOV_MAX)
                 row = srcs[s] - start
-                for (mv, rb, d, n), off in zip(parts, (x_offset, y_offset), strict=True):
-                    iov = [mv[p : p + m] for p, m in zip(d[s:e], n[s:e], strict=True)]
-                    pos = off + row * rb
+                for iov, want, off, size in (
+                    (xiov[s:e], nx[s:e], x_offset, rb),
+                    (yiov[s:e], ny[s:e], y_offset, lb),
+                ):
+                    pos = off + row * size
                     got = os.preadv(fd, iov, pos)
-                    if got != sum(n[s:e]):  # short read: finish it the slow, exact way
+                    if got != sum(want):  # short read: finish it the slow, exact way
                         _finish_short_read(fd, iov, pos, got)
-                    del iov
-        del parts
+        del xiov, yiov
 
     def _copy_mmap(
         self,
