@@ -175,8 +175,8 @@ class EpochPlan:
         )
         self.window_starts = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
         self.rows = int(self.window_starts[-1])
-        # The runs of the last few windows: segments shorter than a window (cache-sized
-        # reads of long rows) ask for the same window's plan several times.
+        # The runs of the last few windows: a window that straddles two segments is asked
+        # for by both (and by every segment shorter than it). Kept read-only: shared.
         self._runs: OrderedDict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = OrderedDict()
         self._runs_lock = threading.Lock()
 
@@ -204,6 +204,8 @@ class EpochPlan:
             got = self._runs.get(w)
         if got is None:
             got = self._window_runs(w)
+            for a in got:
+                a.flags.writeable = False
             with self._runs_lock:
                 self._runs[w] = got
                 while len(self._runs) > WINDOW_RUNS_CACHED:
