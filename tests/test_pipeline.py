@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -187,6 +188,39 @@ def test_pread_and_memmap_paths_agree(tmp_path: Path) -> None:
         np.testing.assert_array_equal(u[0], v[0])
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_compiled_and_python_reads_agree_and_a_short_read_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compiled: bool
+) -> None:
+    """The numba ``preadv`` loop (``jitread``) and the Python one read the same bytes; a
+    file cut short under the reader is an error naming the end of the file either way."""
+    from guiapp.core import jit
+    from guiapp.core.pipeline import reader as rd
+
+    if compiled and not jit.available():
+        pytest.skip("numba is not installed or is turned off")
+    path = write_ids(tmp_path / "ids.h5", 5000, 1500)
+    kw = dict(batch_size=128, block_rows=100, chunk_rows=7, seed=2, use_pread=True)
+    want = collect(
+        BatchPipeline(path, use_pread=False, **{k: v for k, v in kw.items() if k != "use_pread"})
+    )
+    if not compiled:
+        monkeypatch.setattr(rd, "_jitread", lambda: None)
+    p = BatchPipeline(path, **kw)
+    assert (rd._jitread() is not None) == compiled
+    for u, v in zip(collect(p), want, strict=True):
+        np.testing.assert_array_equal(u[0], v[0])
+        np.testing.assert_array_equal(u[1], v[1])
+    last = p.ds.shards[-1]
+    assert last.x_offset is not None
+    os.truncate(last.path, last.x_offset + 10 * p.ds.row_nbytes)
+    x, y = p.reader.buffers(400)
+    src = np.array([len(p.ds) - 400], np.int64)
+    with pytest.raises(OSError, match="unexpected end of file"):
+        p.reader.read_runs(src, np.array([0], np.int64), np.array([400], np.int64), x, y)
+    p.close()
+
+
 def test_balanced_class_weights(tmp_path: Path) -> None:
     path = tmp_path / "skewed.h5"
     y = np.array([0] * 900 + [1] * 100)
@@ -299,7 +333,7 @@ class OneWindowSegments(BatchPipeline):
 
 
 def test_segment_size_changes_no_batch(tmp_path: Path) -> None:
-    """Short rows: a segment spans many windows (>= 4 MiB), yet every batch, in numpy, in
+    """Short rows: a segment spans many windows (>= 16 MiB), yet every batch, in numpy, in
     tf.data and resumed mid-segment, holds the rows it held with one-window segments."""
     pytest.importorskip("tensorflow")
     path = write_ids(tmp_path / "ids.h5", 9000, 4000)

@@ -30,7 +30,7 @@ MAX_DEFAULT_READER_THREADS = 8
 
 
 #: The least a segment (one hand-off to tf.data) holds, see ``BatchPipeline.segment_batches``.
-SEGMENT_MIN_BYTES = 4 << 20
+SEGMENT_MIN_BYTES = 16 << 20
 
 
 def _read_delay_s() -> float:
@@ -41,9 +41,10 @@ def _read_delay_s() -> float:
 
 
 #: A test and bench aid, not a setting: ``GUIAPP_READ_DELAY_MS`` (read once, at import)
-#: makes each segment read wait that long first, one read at a time across the reader
-#: threads (a disk that serves one request at a time), so a test can have input that is
-#: genuinely slower than the model on any machine. Unset, empty or not a number: no delay.
+#: makes each segment read first wait that long per batch it holds, one read at a time
+#: across the reader threads (a disk that serves one request at a time), so a test can have
+#: input that is genuinely slower than the model on any machine, whatever the segment size.
+#: Unset, empty or not a number: no delay.
 READ_DELAY_S = _read_delay_s()
 _READ_DELAY_LOCK = threading.Lock()
 
@@ -160,7 +161,7 @@ class BatchPipeline:
         """
         if READ_DELAY_S:
             with _READ_DELAY_LOCK:
-                time.sleep(READ_DELAY_S)
+                time.sleep(READ_DELAY_S * (b1 - b0))
         src, dest, length = self.epoch_plan(epoch).segment_runs(b0, b1)
         x, y = self.reader.buffers(int(length.sum()))
         self.reader.read_runs(src, dest, length, x, y)

@@ -79,6 +79,8 @@ class WindowReader:
         self._fd_lock = threading.Lock()
         self._arrays_lock = threading.Lock()  # h5py-backed shards: one reader at a time
         self.pool = AlignedPool(pool_buffers)
+        if self.use_pread:
+            _jitread()
 
     def _fd(self, k: int) -> tuple[int, int, int]:
         """``(descriptor, x byte offset, y byte offset)`` of shard ``k`` (opened once)."""
@@ -145,6 +147,8 @@ class WindowReader:
         numpy calls cost more than the copy of a block of short rows.
         """
         rb, lb = self.row_bytes, LABEL_DTYPE.itemsize
+        if self._compiled(src, dest, length, shard, bounds, x, y):
+            return
         xmv = x.reshape(-1).view(np.uint8).data
         ymv = y.reshape(-1).view(np.uint8).data
         dx, nx = (dest * rb).tolist(), (length * rb).tolist()
@@ -171,6 +175,45 @@ class WindowReader:
                     if got != sum(want):  # short read: finish it the slow, exact way
                         _finish_short_read(fd, iov, pos, got)
         del xiov, yiov
+
+    def _compiled(
+        self,
+        src: np.ndarray,
+        dest: np.ndarray,
+        length: np.ndarray,
+        shard: np.ndarray,
+        bounds: np.ndarray,
+        x: np.ndarray,
+        y: np.ndarray,
+    ) -> bool:
+        """The same reads through ``jitread.read_groups`` (no GIL); False where numba is
+        missing or a read came back short (the caller then reads the segment again)."""
+        jr = _jitread()
+        if jr is None:
+            return False
+        rb, lb = self.row_bytes, LABEL_DTYPE.itemsize
+        first = bounds[:-1]
+        ks = shard[first].tolist()
+        info = [self._fd(k) for k in ks]
+        starts = self.starts[shard[first]]
+        rows = src[first] - starts
+        fds = np.array([i[0] for i in info], np.int64)
+        pos_x = np.array([i[1] for i in info], np.int64) + rows * rb
+        pos_y = np.array([i[2] for i in info], np.int64) + rows * lb
+        got = jr.read_groups(
+            fds,
+            pos_x,
+            pos_y,
+            bounds.astype(np.int64),
+            x.ctypes.data,
+            dest * rb,
+            length * rb,
+            y.ctypes.data,
+            dest * lb,
+            length * lb,
+            IOV_MAX,
+        )
+        return bool(got < 0)
 
     def _copy_mmap(
         self,
@@ -200,6 +243,28 @@ class WindowReader:
         )
         x[rows] = xsrc
         y[rows] = ysrc
+
+
+_JITREAD: Any = None
+
+
+def _jitread() -> Any:
+    """``jitread`` where its kernel is compiled (numba there and on), else None."""
+    global _JITREAD
+    if _JITREAD is None:
+        from .. import jit
+
+        if jit.available():
+            from . import jitread
+
+            z = np.zeros(0, np.int64)
+            # Load the kernel now (numba's import and cache: ~0.3-0.5 s), not on the first
+            # batch, where a run's input wait would count it.
+            jitread.read_groups(z, z, z, np.zeros(1, np.int64), 0, z, z, 0, z, z, IOV_MAX)
+            _JITREAD = jitread
+        else:
+            _JITREAD = False
+    return _JITREAD or None
 
 
 def _split_at_shards(

@@ -1,6 +1,6 @@
 """The tf.data face of ``BatchPipeline`` (imported only by processes that train or bench).
 
-Per epoch: the segments (runs of whole batches, at least a window and 4 MiB each) ->
+Per epoch: the segments (runs of whole batches, at least a window and 16 MiB each) ->
 ``numpy_function(read_segment)`` in parallel (each call fills one 64-byte-aligned pooled
 buffer with ``preadv``; TensorFlow adopts it without a copy) -> prefetch of segments ->
 ``rebatch(batch_size)`` (a segment holds whole batches, so each batch is an aligned slice
