@@ -28,6 +28,20 @@ _preadv: Any = types.ExternalFunction(
 
 
 @jit
+def _preadv_runs(
+    fd: int, iov: Any, s: int, e: int, base: int, dest: Any, length: Any, off: int
+) -> int:
+    """One ``preadv`` of runs ``s:e`` from byte ``off`` of ``fd``, run ``i`` to
+    ``base + dest[i]``: the bytes read, or -1 where the read came back short."""
+    want = 0
+    for i in range(s, e):
+        iov[i - s, 0] = base + dest[i]
+        iov[i - s, 1] = length[i]
+        want += length[i]
+    return want if _preadv(fd, iov.ctypes.data, e - s, off) == want else -1
+
+
+@jit
 def read_groups(
     fds: Any,
     pos_x: Any,
@@ -45,11 +59,10 @@ def read_groups(
 
     Group ``g`` reads from descriptor ``fds[g]`` at byte ``pos_x[g]`` (x) and ``pos_y[g]``
     (y); run ``i`` lands at ``base + dest[i]`` for ``len[i]`` bytes. Returns -1 when every
-    read was whole, else the first run of the read that came back short (the caller reads
-    that group again the exact, slow way; nothing after it was read).
+    read was whole, else the first run of the read that came back short (nothing after it
+    was read; the caller reads the whole segment again the exact, slow way).
     """
     iov = np.empty((iov_max, 2), np.uint64)
-    addr = iov.ctypes.data
     for g in range(len(edges) - 1):
         fd = fds[g]
         off_x = pos_x[g]
@@ -57,21 +70,13 @@ def read_groups(
         s = edges[g]
         while s < edges[g + 1]:
             e = min(edges[g + 1], s + iov_max)
-            want = 0
-            for i in range(s, e):
-                iov[i - s, 0] = base_x + dest_x[i]
-                iov[i - s, 1] = len_x[i]
-                want += len_x[i]
-            if _preadv(fd, addr, e - s, off_x) != want:
+            got_x = _preadv_runs(fd, iov, s, e, base_x, dest_x, len_x, off_x)
+            if got_x < 0:
                 return int(s)
-            off_x += want
-            want = 0
-            for i in range(s, e):
-                iov[i - s, 0] = base_y + dest_y[i]
-                iov[i - s, 1] = len_y[i]
-                want += len_y[i]
-            if _preadv(fd, addr, e - s, off_y) != want:
+            got_y = _preadv_runs(fd, iov, s, e, base_y, dest_y, len_y, off_y)
+            if got_y < 0:
                 return int(s)
-            off_y += want
+            off_x += got_x
+            off_y += got_y
             s = e
     return -1
