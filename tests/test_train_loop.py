@@ -72,7 +72,7 @@ SLOW_ROWS = {**LINEAR, "input": {"shape": [64, 64, 1], "dtype": "float32"}}
             ["--log-every", "8", "--steps-per-call", "8"],
             "input-bound",
         ),
-        ("fast", HEAVY, (25, 25), "16", ["--log-every", "4"], "fine"),
+        ("fast", HEAVY, (25, 25), "48", ["--log-every", "8"], "fine"),
     ],
 )
 def test_input_wait_bands(
@@ -127,7 +127,11 @@ def test_input_wait_bands(
     epoch = next(e for e in ev if e["event"] == "epoch")
     assert {"input_wait", "supply_rows_per_s", "consume_rows_per_s"} <= set(epoch)
     if band == "fine":
-        assert all(wait_band(e["input_wait"]) == "fine" for e in [*windows, epoch])
+        # The epoch is fine, and no single window looks input-bound: under a heavy load a
+        # window of 8 steps can catch a preempted thread between its clock reads (measured:
+        # one window at 10% with six busy processes on the 2 cores, the epoch at 1.7%).
+        assert wait_band(epoch["input_wait"]) == "fine"
+        assert all(wait_band(e["input_wait"]) != "input-bound" for e in windows)
 
 
 def test_diverging_loss_stops_with_one_line_and_resumes(tmp_path: Path, make_dataset) -> None:
