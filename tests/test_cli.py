@@ -200,3 +200,27 @@ def test_internal_error_goes_to_log(tmp_path: Path, make_dataset: MakeDataset) -
     assert "internal error: ZeroDivisionError" in r.stderr and "Traceback" not in r.stderr
     logs = list((tmp_path / "logs").glob("guiapp-*.log"))
     assert len(logs) == 1 and "Traceback" in logs[0].read_text()
+
+
+def test_each_command_parses_alone_and_the_table_names_them_all() -> None:
+    """A command builds only its own parser (an import does not load the benches), and the
+    table of commands says what the whole parser holds."""
+    whole = (
+        "import guiapp.cli as c\n"
+        "assert c._parsed_names(c.build_parser()) == c.command_names() == set(c.COMMAND_MODULES)\n"
+        "import sys\n"
+        "print(any(m.startswith('guiapp.bench.') for m in sys.modules))\n"
+    )
+    alone = (
+        "import sys, guiapp.cli as c\n"
+        "args = c.build_parser('import').parse_args(['import', 'a.jsonl', 'b.h5', '--format', "
+        "'jsonl'])\n"
+        "assert args.command == 'import' and args.src == 'a.jsonl'\n"
+        "print(any(m.startswith('guiapp.bench.') for m in sys.modules))\n"
+    )
+    for code, loads_benches in ((whole, "True"), (alone, "False")):
+        r = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+        )
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stdout.strip() == loads_benches

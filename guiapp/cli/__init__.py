@@ -68,7 +68,27 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(text + "\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Each command and the module under ``guiapp.cli`` that registers it. A command's own
+#: parser is built alone: the others' modules (the benches import the pipeline and
+#: numba-using code) cost a headless job ~0.1 s of start-up for nothing.
+COMMAND_MODULES: dict[str, str] = {
+    "info": "info",
+    "check": "check",
+    "generate": "generate",
+    "import": "import_",
+    "train": "train",
+    "predict": "predict",
+    "export": "export",
+    "bench": "bench",
+    "self-test": "self_test",
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or with ``only`` (a name of :data:`COMMAND_MODULES`) just
+    that command's parser (and those of :data:`EXTRA_COMMANDS`)."""
+    import importlib
+
     p = _Parser(
         prog="guiapp",
         description="guiapp: make, browse and train on huge datasets of small arrays. "
@@ -78,21 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"guiapp {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
-    from . import bench, check, export, generate, import_, info, predict, self_test, train
-
-    for register in (
-        info.register,
-        check.register,
-        generate.register,
-        import_.register,
-        train.register,
-        predict.register,
-        export.register,
-        bench.register,
-        self_test.register,
-        *EXTRA_COMMANDS,
-    ):
+    names = [only] if only in COMMAND_MODULES else list(COMMAND_MODULES)
+    for name in dict.fromkeys(COMMAND_MODULES[n] for n in names):
+        importlib.import_module(f".{name}", __name__).register(sub)
+    for register in EXTRA_COMMANDS:
         register(sub)
     return p
 
@@ -102,7 +111,13 @@ EXTRA_COMMANDS: list[Callable[[Any], None]] = []
 
 
 def command_names() -> set[str]:
-    parser = build_parser()
+    """Every command's name (the table's, and those of :data:`EXTRA_COMMANDS`)."""
+    if not EXTRA_COMMANDS:
+        return set(COMMAND_MODULES)
+    return set(COMMAND_MODULES) | _parsed_names(build_parser())
+
+
+def _parsed_names(parser: argparse.ArgumentParser) -> set[str]:
     for a in parser._actions:
         if isinstance(a, argparse._SubParsersAction):
             return set(a.choices)
@@ -112,7 +127,7 @@ def command_names() -> set[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv[0] if argv else None).parse_args(argv)
         if not getattr(args, "func", None):
             build_parser().print_help()
             return 2
