@@ -177,6 +177,41 @@ def test_compiled_scan_equals_the_numpy_path_and_takes_the_common_shapes(tmp_pat
     assert sc.status.tolist() == [jitparse.OK, jitparse.OTHER] and sc.labels.tolist() == [7]
 
 
+@pytest.mark.skipif(not core_jit.available(), reason="numba is not installed")
+def test_compiled_tokens_of_every_length_and_neighbour_equal_the_numpy_path(
+    tmp_path: Path,
+) -> None:
+    """Tokens of 0-20 digits (leading zeros, values at and past the dtype's maximum),
+    followed by each byte around the digits' range, by non-ASCII and by an escape, first,
+    inside and last in the row: the compiled scan gives what the numpy path gives."""
+    tokens = ["0", "00", "007", "65535", "065535", "65536", "99999", "1234567", "12345678"]
+    tokens += ["123456789", "1" * 18, "0" * 17 + "1", "1" * 19, "9" * 20, ""]
+    after = [",", ",,", '"', "/", ":", "x", " ", "\u00e9", "\ufffd", "\\u00e9", '"x']
+    lines = []
+    for t in tokens:
+        for a in after:
+            for k in (0, 1, 3, 7, L - 1):  # where in the row the token stands
+                row = [str(v) for v in _row(L)]
+                row[k] = t
+                lines.append('{"label":2,"data":"%s"}' % ",".join(row))
+                row[k] = t + a
+                lines.append('{"label":2,"data":"%s"}' % ",".join(row))
+                lines.append('3,"%s"' % ",".join(row))
+        lines.append('{"label":2,"data":"%s,%s"}' % (_s(V[:-1]), t))  # the last token
+        lines.append('%d,"%s,%s"' % (1, _s(V[:-1]), t))
+    path = tmp_path / "tokens.jsonl"
+    path.write_text("\n".join(x for x in lines if x.startswith("{")) + "\n", encoding="utf-8")
+    fast = _parse_all(path, "jsonl", True, jit=True)
+    assert fast == _parse_all(path, "jsonl", True, jit=False)
+    assert sum(k == 0 for part in fast for k in part[1]) > 300  # type: ignore[index]
+    path = tmp_path / "tokens.csv"
+    path.write_text("\n".join(x for x in lines if not x.startswith("{")) + "\n", "utf-8")
+    kw = {"delimiter": ",", "layouts": {"0": [0, 1, None, 0]}}
+    assert _parse_all(path, "csv", True, jit=True, **dict(kw)) == _parse_all(
+        path, "csv", True, jit=False, **dict(kw)
+    )
+
+
 def _write_csv(path: Path, n: int) -> None:
     rng = np.random.default_rng(4)
     with open(path, "w") as f:
