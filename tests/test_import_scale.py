@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import random
 import signal
 import subprocess
@@ -369,6 +370,22 @@ def test_compiled_position_statistics_equal_the_float_formula() -> None:
         wide.update(x)
         assert wide.pos_sum.size == 0
         assert wide.hist.tolist() == _gen_stats_reference([x])[2].tolist()
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+    reason="the allocator settings are glibc's",
+)
+def test_the_import_process_keeps_freed_memory_where_glibc_takes_the_settings() -> None:
+    """glibc accepts both settings (a threshold above its ceiling would be refused), and
+    ``GUIAPP_KEEP_FREED=0`` leaves its defaults; each in a process of its own."""
+    code = "from guiapp.core.malloc import keep_freed_memory as k; print(k())"
+    for env, want in (({}, "True"), ({"GUIAPP_KEEP_FREED": "0"}, "False")):
+        r = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True, text=True, env={**os.environ, **env}, timeout=60,
+        )  # fmt: skip
+        assert r.returncode == 0 and r.stdout.strip() == want, r.stderr
 
 
 def test_read_ahead_keeps_order_and_raises_in_place() -> None:

@@ -174,7 +174,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     from ..core.errors import Cancelled, UserError
     from ..core.events import CancelToken, EventSink
     from ..core.importers import ImportConfig, ImportJob
+    from ..core.malloc import keep_freed_memory
 
+    keep_freed_memory()  # this process is the import's own (the GUI runs it as a child)
     if args.events not in (None, "-"):
         raise UserError("--events takes '-' (JSON lines on stdout)")
     sink = EventSink(stream=sys.stdout if args.events == "-" else None)
