@@ -5,10 +5,11 @@ largest block freed so far, up to 32 MiB) straight from the kernel with ``mmap``
 it back on ``free``, and returns the heap's free top above 2x that threshold. An import
 allocates and frees blocks of a few MiB all the time (each piece's parsed rows, each
 bucket read and permuted): each time the kernel maps fresh pages and zeroes them on their
-first touch. Measured (1,000,000 k-mer lines, 2 workers, medians of 5; docs/BENCHMARKS.md):
-131,000 page faults and 0.9 s of system time per import without, 55,000 and 0.45-0.8 s with
-these settings, and the import 13% faster. The freed memory stays in the process for the
-next block, so its peak RSS can be higher by about one block per thread.
+first touch. Measured (1,000,000 k-mer lines, five interleaved pairs, medians;
+docs/BENCHMARKS.md, "Importing"): with 2 workers 129,000 page faults and 0.93 s of system
+time without these settings, 57,000 and 0.81 s with them, the import 5% faster (1 worker:
+69,000 -> 38,000 faults, 7% faster). The freed memory stays in the process for the next
+block, so its peak RSS can be higher by about one block per thread (569 -> 634 MB there).
 """
 
 from __future__ import annotations
