@@ -98,9 +98,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"guiapp {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    names = [only] if only in COMMAND_MODULES else list(COMMAND_MODULES)
-    for name in dict.fromkeys(COMMAND_MODULES[n] for n in names):
-        importlib.import_module(f".{name}", __name__).register(sub)
+    for name in [only] if only in COMMAND_MODULES else COMMAND_MODULES:
+        importlib.import_module(f".{COMMAND_MODULES[name]}", __name__).register(sub)
     for register in EXTRA_COMMANDS:
         register(sub)
     return p
