@@ -145,3 +145,26 @@ def test_helpers() -> None:
         parse_shape("0x3")
     cap = default_capacity((25, 25), np.dtype("float32"))
     assert cap & (cap - 1) == 0 and 2**16 <= cap <= 2**22
+
+
+def test_write_threads_write_the_same_dataset(tmp_path) -> None:
+    """Appends split among write threads (parts of >= 1 MiB at their own offsets) give the
+    dataset one thread gives: rows, shard hashes and statistics, across shard boundaries."""
+    x, y = reference_rows(0, 12_000)
+    metas = {}
+    for threads in (1, 3):
+        path = tmp_path / f"t{threads}.h5"
+        w = DatasetWriter(
+            path, sample_shape=(25, 25), dtype=np.float32, class_names=CLASSES,
+            shard_capacity=4096, write_threads=threads,
+        )  # fmt: skip
+        with w:
+            for a, b in ((0, 3), (3, 5000), (5000, 5001), (5001, 11_000), (11_000, 12_000)):
+                w.append(x[a:b], y[a:b])  # (5,997 rows = 14 MiB: three parts)
+        with Dataset(path) as ds:
+            xs, ys = ds.read_range(0, len(ds))
+            np.testing.assert_array_equal(xs, x)
+            np.testing.assert_array_equal(ys, y)
+            metas[threads] = [(s.content_hash, s.committed, s.stats.to_json()) for s in ds.shards]
+    assert metas[1] == metas[3]
+    assert [m[1] for m in metas[3]] == [4096, 4096, 3808]

@@ -516,6 +516,7 @@ class ImportJob:
         staged = self.stage / Path(cfg.out).name
         if sealed and staged.exists():
             writer = DatasetWriter.reopen(staged, keep_shards=sealed)
+            writer.set_write_threads(cfg.workers)
         else:
             sealed = 0
             writer = DatasetWriter(
@@ -529,6 +530,7 @@ class ImportJob:
                 statistics=self.stats.summary(),
                 overwrite=True,
                 expected_rows=t.rows,
+                write_threads=cfg.workers,
             )
         cap = writer.header.shard_capacity
         retired: list[tuple[tuple[Path, ...], int]] = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import uuid as uuidlib
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,8 @@ __all__ = [
 ]
 
 HASH_CHUNK_ROWS = 1 << 14
+#: The smallest part of an append a write thread takes (smaller appends: one pwrite).
+PART_MIN_BYTES = 1 << 20
 
 
 def _dcpl_contiguous() -> Any:
@@ -135,6 +138,9 @@ class ShardWriter:
         self.durable = durable
         self.content_hash = ""
         self.value_stats = True
+        #: Threads that share each append's pwrite (``DatasetWriter(write_threads=...)``).
+        self.write_pool: ThreadPoolExecutor | None = None
+        self.write_parts = 1
         self._fd: int | None = None
         self._x_off: int | None = None
         self._y_off: int | None = None
@@ -209,13 +215,21 @@ class ShardWriter:
         x = np.ascontiguousarray(x[:n], dtype=self.dtype)
         y = np.ascontiguousarray(y[:n], dtype=LABEL_DTYPE)
         a = self.written
+        pending: list[Future[None]] = []
         if self._fd is not None and self._x_off is not None and self._y_off is not None:
-            _pwrite_all(self._fd, x, self._x_off + a * self.row_bytes)
+            pending = _pwrite_parts(
+                self._fd, x, self._x_off + a * self.row_bytes, self.write_pool, self.write_parts
+            )
             _pwrite_all(self._fd, y, self._y_off + a * LABEL_DTYPE.itemsize)
         elif self._f is not None:
             self._f[X][a : a + n] = x
             self._f[Y][a : a + n] = y
-        self.stats.update(x, y, self.value_stats)
+        try:
+            self.stats.update(x, y, self.value_stats)  # (while the pool writes the rows)
+        finally:
+            wait(pending)  # (every part ended before a failure is raised or the fd closed)
+        for f in pending:
+            f.result()
         self.written = a + n
         return n
 
@@ -287,6 +301,24 @@ class ShardWriter:
                 os.fsync(self._fd)
             os.close(self._fd)
             self._fd = None
+
+
+def _pwrite_parts(
+    fd: int, a: np.ndarray, offset: int, pool: ThreadPoolExecutor | None, parts: int
+) -> list[Future[None]]:
+    """``a`` written at ``offset``: at once without a pool, else in up to ``parts`` parts
+    by the pool's threads (pwrite runs without the GIL; where fresh page-cache pages are
+    slow to come, threads bring them in parallel). The futures of the parts."""
+    parts = min(parts, max(1, a.nbytes // PART_MIN_BYTES))
+    if parts <= 1 or pool is None:
+        _pwrite_all(fd, a, offset)
+        return []
+    step = -(-len(a) // parts)
+    row = a.nbytes // max(1, len(a))
+    return [
+        pool.submit(_pwrite_all, fd, a[s : s + step], offset + s * row)
+        for s in range(0, len(a), step)
+    ]
 
 
 def _pwrite_all(fd: int, a: np.ndarray, offset: int) -> None:

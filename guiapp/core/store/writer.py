@@ -10,6 +10,7 @@ import os
 import shutil
 import uuid as uuidlib
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -120,6 +121,7 @@ class DatasetWriter:
         overwrite: bool = False,
         durable: bool = False,
         expected_rows: int | None = None,
+        write_threads: int = 1,
     ) -> None:
         self.path = Path(path)
         dtype = np.dtype(dtype)
@@ -167,6 +169,8 @@ class DatasetWriter:
         )
         self.commit_rows = int(commit_rows)
         self.durable = durable
+        self._pool: ThreadPoolExecutor | None = None
+        self.set_write_threads(write_threads)
         self.rows = 0
         self._since_commit = 0
         self._done = 0  # shards finished (their entries live in self.index.table)
@@ -201,11 +205,18 @@ class DatasetWriter:
         w.path, w.header = path, header
         w.commit_rows, w.durable = COMMIT_ROWS, False
         w.rows, w._since_commit, w._done = keep_shards * header.shard_capacity, 0, keep_shards
-        w._current, w._closed = None, False
+        w._current, w._closed, w._pool = None, False, None
         w.index = IndexFile(path, header, slots=2 * keep_shards)
         w.index.set_all(metas)
         w.index.rewrite(complete=False)
         return w
+
+    def set_write_threads(self, n: int) -> None:
+        """Have ``n`` threads share each append's pwrite (uncompressed shards; from the next
+        shard on). One (the default): the caller's thread writes."""
+        self.write_threads = max(1, int(n))
+        if self.write_threads > 1 and self._pool is None:
+            self._pool = ThreadPoolExecutor(self.write_threads, thread_name_prefix="guiapp-write")
 
     @property
     def shards_done(self) -> int:
@@ -241,6 +252,14 @@ class DatasetWriter:
         if self._closed:
             return
         self._closed = True
+        try:
+            self._close(complete)
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown()
+                self._pool = None
+
+    def _close(self, complete: bool) -> None:
         if self._current is not None:
             shard = self._current
             self._current = None
@@ -298,8 +317,11 @@ class DatasetWriter:
             }
             attrs = h.to_attrs([], complete=False)
             attrs["shards"] = json.dumps([entry])
-            return ShardWriter.create(self.path, header_attrs=attrs, **common)  # type: ignore[arg-type]
+            shard = ShardWriter.create(self.path, header_attrs=attrs, **common)  # type: ignore[arg-type]
+            shard.write_pool, shard.write_parts = self._pool, self.write_threads
+            return shard
         shard = ShardWriter.create(self.path.parent / shard_relpath(self.path, number), **common)  # type: ignore[arg-type]
+        shard.write_pool, shard.write_parts = self._pool, self.write_threads
         # List the new shard before any row goes into it, so committed rows are always
         # reachable: one record written in place (the index is rewritten only when it is full).
         self.index.put(shard.meta())
