@@ -174,9 +174,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     from ..core.errors import Cancelled, UserError
     from ..core.events import CancelToken, EventSink
     from ..core.importers import ImportConfig, ImportJob
-    from ..core.malloc import keep_freed_memory
+    from ..core.malloc import keep_freed_memory, small_pages
 
     keep_freed_memory()  # this process is the import's own (the GUI runs it as a child)
+    small_pages()
     if args.events not in (None, "-"):
         raise UserError("--events takes '-' (JSON lines on stdout)")
     sink = EventSink(stream=sys.stdout if args.events == "-" else None)

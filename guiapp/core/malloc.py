@@ -1,4 +1,5 @@
-"""The C allocator's settings for a job's own process (an import), never the GUI's.
+"""The memory settings of a job's own process (an import), never the GUI's: glibc's
+malloc (``keep_freed_memory``) and numpy's huge pages (``small_pages``).
 
 glibc hands every allocation above a threshold (128 KiB at first, then the size of the
 largest block freed so far, up to 32 MiB) straight from the kernel with ``mmap`` and gives
@@ -44,4 +45,26 @@ def keep_freed_memory() -> bool:
     )
 
 
-__all__ = ["MMAP_THRESHOLD", "keep_freed_memory"]
+def small_pages() -> bool:
+    """Have numpy stop asking for transparent huge pages for the big arrays of this process
+    (numpy ``madvise``s every array of 4 MiB or more); False where this numpy cannot, or
+    ``GUIAPP_HUGEPAGES=1`` leaves numpy's default.
+
+    On this machine (a VM whose host takes free memory back) the first touch of a 25 MB
+    array took 5 ms in huge pages the kernel had at hand and 55-64 ms in ones it had to get
+    from the host, 8-9 ms in 4 KiB pages either way. An import touches new arrays of tens
+    of MB all along (pieces, buckets): docs/BENCHMARKS.md, "Importing", has the figures.
+    """
+    if os.environ.get("GUIAPP_HUGEPAGES") == "1":
+        return False
+    import numpy as np
+
+    core = getattr(np, "_core", None) or getattr(np, "core", None)
+    setter = getattr(getattr(core, "multiarray", None), "_set_madvise_hugepage", None)
+    if setter is None:
+        return False
+    setter(False)
+    return True
+
+
+__all__ = ["MMAP_THRESHOLD", "keep_freed_memory", "small_pages"]

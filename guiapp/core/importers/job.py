@@ -122,7 +122,7 @@ class ImportJob:
                 else:
                     resume.restore_pass1(self, saved["pass1"], buckets=False)
                     self._pass1_done = saved["pass1"]
-                summary = self._pass2(0 if saved is None else int(saved.get("sealed", 0)))
+                summary = self._pass2(None if saved is None else saved)
         except Cancelled:
             self.lock.release()  # the folder stays: --resume continues from its checkpoint
             self.sink.emit(
@@ -505,8 +505,11 @@ class ImportJob:
             "shuffle": {"method": "two-pass external", "buckets": self.scatter.n},
         }
 
-    def _pass2(self, sealed: int) -> dict[str, Any]:
-        """Buckets, shuffled, into the staged dataset; each sealed shard is a checkpoint."""
+    def _pass2(self, saved: dict[str, Any] | None) -> dict[str, Any]:
+        """Buckets, shuffled, into the staged dataset. A checkpoint after every bucket's
+        rows are committed (the rows written, the current shard's statistics); then the
+        bucket files those rows came from are deleted, so the temporary space (and the page
+        cache it holds) shrinks as the dataset grows, and the shards' pages are recycled."""
         cfg, t = self.cfg, self.tally
         use_compiled_sums()  # the shard statistics too (this job has paid numba's start)
         assert self.scatter is not None and self.stats is not None
@@ -514,11 +517,14 @@ class ImportJob:
         scatter = self.scatter
         meter = RateMeter(t.rows)
         staged = self.stage / Path(cfg.out).name
-        if sealed and staged.exists():
-            writer = DatasetWriter.reopen(staged, keep_shards=sealed)
-            writer.set_write_threads(cfg.workers)
+        done = 0 if saved is None else int(saved.get("rows", 0))
+        if done and staged.exists():
+            writer = DatasetWriter.reopen(
+                staged, keep_rows=done, shard_stats=(saved or {}).get("shard_stats"),
+                write_threads=cfg.workers,
+            )  # fmt: skip
         else:
-            sealed = 0
+            done = 0
             writer = DatasetWriter(
                 staged,
                 sample_shape=scatter.sample_shape,
@@ -532,32 +538,28 @@ class ImportJob:
                 expected_rows=t.rows,
                 write_threads=cfg.workers,
             )
-        cap = writer.header.shard_capacity
-        retired: list[tuple[tuple[Path, ...], int]] = []
+        retired: list[tuple[tuple[Path, ...], int]] = []  # (appended by read_ahead's thread)
 
         def retire(paths: tuple[Path, ...], end_row: int) -> None:
             retired.append((paths, end_row))
 
         rows = shuffled(
-            scatter, cfg.seed, self.max_bucket_bytes, self._check,
-            skip_rows=sealed * cap, retire=retire,
-        )  # fmt: skip
+            scatter, cfg.seed, self.max_bucket_bytes, self._check, skip_rows=done, retire=retire
+        )
         if cfg.workers > 1:  # the next bucket read and permuted while this one is written
             rows = read_ahead(rows)
         with writer:
             for x, pid in rows:
                 writer.append(x, remap[pid])
-                if writer.shards_done != sealed:
-                    sealed = writer.shards_done
-                    self._checkpoint("pass2", sealed=sealed)
-                    done = sealed * cap
-                    for paths, end in [r for r in retired if r[1] <= done]:
-                        for p in paths:
-                            p.unlink(missing_ok=True)
-                        retired.remove((paths, end))
+                writer.commit()
+                self._checkpoint("pass2", sealed=writer.shards_done, **writer.position())
+                for paths, end in [r for r in retired if r[1] <= writer.rows]:
+                    for p in paths:
+                        p.unlink(missing_ok=True)
+                    retired.remove((paths, end))
                 self._progress("write", meter, writer.rows)
         self._check()
-        self._checkpoint("publish", sealed=sealed, uuid=writer.header.uuid)
+        self._checkpoint("publish", sealed=writer.shards_done, uuid=writer.header.uuid)
         self._publish(staged)
         self._progress("write", meter, writer.rows, force=True)
         return self._summary()

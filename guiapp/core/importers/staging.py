@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks
 
 CHECKPOINT = "checkpoint.json"
 LOCK = "lock"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2  # 2: pass 2 continues after any bucket (rows, shard_stats)
 
 
 def staging_dir(out: Path, pid: int | None = None) -> Path:

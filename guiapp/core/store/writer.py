@@ -29,6 +29,7 @@ from .format import (
 from .index import MIN_SLOTS, SINGLE_FILE, DatasetHeader, IndexFile
 from .shard import ShardWriter
 from .shard_meta import ShardMeta
+from .shard_stats import ShardStats
 
 
 def now_iso() -> str:
@@ -184,32 +185,69 @@ class DatasetWriter:
             self.index.rewrite(complete=False)
 
     @classmethod
-    def reopen(cls, path: str | os.PathLike[str], *, keep_shards: int) -> DatasetWriter:
-        """Continue an unfinished sharded dataset after its first ``keep_shards`` sealed
-        shards (a resumed job): later shard files are removed, appends go on from there."""
+    def reopen(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        keep_rows: int,
+        shard_stats: dict[str, Any] | None = None,
+        write_threads: int = 1,
+    ) -> DatasetWriter:
+        """Continue an unfinished sharded dataset after its first ``keep_rows`` rows (a
+        resumed job). The shards those rows fill must be sealed; the shard they end in is
+        cut back to them (``shard_stats``: its statistics at that row, as ``ShardStats``'
+        JSON); later shard files are removed; appends go on from there."""
         from .dataset import Dataset  # the reader, only to read the header and manifest
 
         path = Path(path)
         with Dataset(path) as ds:
-            if ds.layout != "sharded" or any(not ds.shards[k].sealed for k in range(keep_shards)):
+            cap = ds.shard_capacity
+            keep, part = divmod(int(keep_rows), cap)
+            listed = len(ds.shards)
+            if (
+                ds.layout != "sharded"
+                or listed < keep + (part > 0)
+                or any(not ds.shards[k].sealed for k in range(keep))
+                or (part > 0 and shard_stats is None)
+            ):
                 raise DatasetError(path, "cannot be continued here", "Start the job again")
-            metas = [ds.shards[k] for k in range(keep_shards)]
+            metas = [ds.shards[k] for k in range(keep)]
             # The dataset's own header, field by field (its layout is "sharded": checked above).
             same = {f.name: getattr(ds, f.name) for f in dataclasses.fields(DatasetHeader)}
             header = DatasetHeader(**{**same, "class_names": list(ds.class_names)})
         folder = shard_dir(path)
+        last = keep + (part > 0)  # shard files from this number on are removed
         for p in folder.iterdir():
-            if p.suffix == ".h5" and p.stem.isdigit() and int(p.stem) >= keep_shards:
+            if p.suffix == ".h5" and p.stem.isdigit() and int(p.stem) >= last:
                 p.unlink()
         w = cls.__new__(cls)
         w.path, w.header = path, header
         w.commit_rows, w.durable = COMMIT_ROWS, False
-        w.rows, w._since_commit, w._done = keep_shards * header.shard_capacity, 0, keep_shards
+        w.rows, w._since_commit, w._done = keep * cap, 0, keep
         w._current, w._closed, w._pool = None, False, None
-        w.index = IndexFile(path, header, slots=2 * keep_shards)
+        w.set_write_threads(write_threads)
+        w.index = IndexFile(path, header, slots=max(MIN_SLOTS, 2 * last))
         w.index.set_all(metas)
+        if part > 0:
+            assert shard_stats is not None
+            shard = ShardWriter(
+                path.parent / shard_relpath(path, keep), len(header.class_names), False
+            )
+            shard.rewind(part, ShardStats.from_mapping(shard_stats))
+            shard.write_pool, shard.write_parts = w._pool, w.write_threads
+            w._current, w.rows = shard, keep * cap + part
+            w.index.put(shard.meta())
         w.index.rewrite(complete=False)
         return w
+
+    def position(self) -> dict[str, Any]:
+        """Where a resumed job would continue: ``reopen(keep_rows=..., shard_stats=...)``'s
+        arguments for the rows committed so far (call ``commit()`` first)."""
+        cur = self._current
+        return {
+            "rows": self.rows,
+            "shard_stats": None if cur is None or cur.committed == 0 else cur.stats.to_json(),
+        }
 
     def set_write_threads(self, n: int) -> None:
         """Have ``n`` threads share each append's pwrite (uncompressed shards; from the next
