@@ -615,3 +615,22 @@ def test_nonfinite_rows_refused_with_where_and_count_or_skipped(tmp_path: Path) 
     assert s["rows"] == 38
     with Dataset(tmp_path / "b.h5") as ds:
         assert ds.provenance["nonfinite_rows"] == 2 and ds.info()["values"]["nonfinite"] == 0
+
+
+def test_bench_import_prints_the_issue_s_figures(tmp_path: Path) -> None:
+    """``guiapp bench import --json`` on a few generated lines: one object with the rates,
+    the ratios made from them, and the datasets of 1 and 2 workers identical."""
+    cmd = [sys.executable, "-m", "guiapp", "bench", "import", "--rows", "3000", "--workers", "2"]
+    cmd += ["--repeat", "1", "--dir", str(tmp_path), "--json"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    for fig in (res, res["csv"]):
+        rps, ratios = fig["rows_per_s"], fig["ratios"]
+        assert fig["rows"] == 3000 and fig["identical_for_1_and_all_workers"] is True
+        assert min(rps[k] for k in ("naive", "one_worker", "all_workers")) > 0
+        assert ratios["all_vs_naive"] == pytest.approx(rps["all_workers"] / rps["naive"], abs=0.006)
+        assert ratios["all_vs_one"] == pytest.approx(
+            rps["all_workers"] / rps["one_worker"], abs=0.006
+        )
+    assert list(tmp_path.iterdir()) == []  # the bench's files are gone

@@ -16,6 +16,9 @@ values (the genomics user's documents, ``{"_id":{"$oid":...},"label":{"$numberIn
 - that the datasets of 1 and of all workers are identical (shard content hashes);
 - peak RSS of the whole process tree for each import.
 
+Before each timed step the page cache is written back (``settle``, outside the clock), so
+that no step pays for the writes of the one before.
+
 Figures go in docs/BENCHMARKS.md with the command that made them.
 """
 
@@ -150,10 +153,20 @@ def reference_csv(path: Path) -> tuple[int, float]:
         return _reference(_chunks(r), fields)
 
 
+def settle() -> None:
+    """Write back what earlier steps left dirty (the inputs, the last run's dataset) before
+    a timed step, outside its clock: else the kernel writes it back 30 s after it was
+    written, i.e. in the middle of whichever step runs then (here the first imports of
+    each format, 0.3-0.7 s slower than the next ones)."""
+    if hasattr(os, "sync"):
+        os.sync()
+
+
 def run_import_cli(src: Path, out: Path, fmt: str, workers: int) -> tuple[float, int]:
     """``guiapp import`` as the user runs it (a child process); (seconds, peak RSS bytes)."""
     import subprocess
 
+    settle()
     extra = ["--label-field", "label", "--data-field", "kmers"]
     cmd = [sys.executable, "-m", "guiapp", "import", str(src), str(out), "--format", fmt]
     cmd += [*extra, "--workers", str(workers), "--events", "-", "--overwrite"]
@@ -178,8 +191,10 @@ def bench_format(
 ) -> dict[str, Any]:
     """One format's figures; the imports are the medians of ``repeat`` interleaved runs."""
     naive = naive_jsonl if fmt == "jsonl" else naive_csv
+    settle()
     n, t_naive = naive(src)
     assert n == rows
+    settle()
     n, t_ref = (reference_jsonl if fmt == "jsonl" else reference_csv)(src)
     assert n == rows
     runs: dict[str, list[float]] = {"one_worker": [], "all_workers": []}

@@ -509,7 +509,7 @@ class ImportJob:
         """Buckets, shuffled, into the staged dataset. A checkpoint after every bucket's
         rows are committed (the rows written, the current shard's statistics); then the
         bucket files those rows came from are deleted, so the temporary space (and the page
-        cache it holds) shrinks as the dataset grows, and the shards' pages are recycled."""
+        cache it holds) shrinks as the dataset grows."""
         cfg, t = self.cfg, self.tally
         use_compiled_sums()  # the shard statistics too (this job has paid numba's start)
         assert self.scatter is not None and self.stats is not None
@@ -518,13 +518,17 @@ class ImportJob:
         meter = RateMeter(t.rows)
         staged = self.stage / Path(cfg.out).name
         done = 0 if saved is None else int(saved.get("rows", 0))
-        if done and staged.exists():
+        if done and not staged.exists():  # (its buckets up to there are deleted)
+            raise DatasetError(
+                staged, "is missing: the stopped import's rows cannot be recovered",
+                "Run the import without --resume to start over",
+            )  # fmt: skip
+        if done:
             writer = DatasetWriter.reopen(
                 staged, keep_rows=done, shard_stats=(saved or {}).get("shard_stats"),
                 write_threads=cfg.workers,
             )  # fmt: skip
         else:
-            done = 0
             writer = DatasetWriter(
                 staged,
                 sample_shape=scatter.sample_shape,

@@ -2,8 +2,9 @@
 
 Pass 1's state: where the input stands (piece and record, or array chunk), the counts, the
 label map, the shuffle's buckets (rows per bucket; the files are cut back to them) and its
-random generator, and the running statistics. Pass 2's: how many shards are sealed. The
-same input, options and seed then give the same bytes as an uninterrupted import.
+random generator, and the running statistics. Pass 2's: the rows written (a bucket's
+end) and the statistics of the shard they end in (``DatasetWriter.position``). The same
+input, options and seed then give the same bytes as an uninterrupted import.
 """
 
 from __future__ import annotations
