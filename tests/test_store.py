@@ -41,6 +41,13 @@ def test_round_trip(
         blocks = list(ds.iter_blocks(1000))
         assert [b[0] for b in blocks] == [0, 1000, 2000, 3000, 4000]
         np.testing.assert_array_equal(np.concatenate([b[1] for b in blocks]), x_ref)
+        # Each sealed shard's hash (kept up while writing) is that of its rows.
+        ends = np.cumsum([s.committed for s in ds.shards])
+        sealed = [(k, s) for k, s in enumerate(ds.shards) if s.content_hash]
+        assert sealed
+        for k, s in sealed:
+            a, b = int(ends[k] - s.committed), int(ends[k])
+            assert s.content_hash == content_hash(x_ref[a:b], y_ref[a:b].astype("<i4"))
         stats = ds.value_stats()
         assert stats["mean"] == pytest.approx(float(x_ref.astype(np.float64).mean()), rel=1e-6)
         assert stats["std"] == pytest.approx(float(x_ref.astype(np.float64).std()), rel=1e-5)

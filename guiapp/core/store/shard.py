@@ -146,6 +146,11 @@ class ShardWriter:
         #: Threads that share each append's pwrite (``DatasetWriter(write_threads=...)``).
         self.write_pool: ThreadPoolExecutor | None = None
         self.write_parts = 1
+        # The content hash, kept up with every append of a shard written from its first row
+        # (its x bytes so far; its labels, hashed after them at ``finish``); a shard opened
+        # again (a resumed job) is hashed from its file instead.
+        self._hasher: Any = None
+        self._hashed_labels: list[np.ndarray] = []
         self._fd: int | None = None
         self._x_off: int | None = None
         self._y_off: int | None = None
@@ -206,6 +211,7 @@ class ShardWriter:
             # Closing extended the file to its final size, so a reader never sees it short.
         w = cls(path, num_classes, durable)
         w.value_stats = value_stats
+        w._hasher = xxhash.xxh3_128()
         return w
 
     @property
@@ -231,6 +237,9 @@ class ShardWriter:
             self._f[Y][a : a + n] = y
         try:
             self.stats.update(x, y, self.value_stats)  # (while the pool writes the rows)
+            if self._hasher is not None:
+                self._hasher.update(x.data.cast("B"))
+                self._hashed_labels.append(y.copy())
         finally:
             wait(pending)  # (every part ended before a failure is raised or the fd closed)
         for f in pending:
@@ -263,6 +272,7 @@ class ShardWriter:
         self.written = self.committed = rows
         self.stats = stats
         self.content_hash = ""
+        self._hasher = None
         attrs = {**stats.to_attrs(), "committed": np.int64(rows)}
         self._set_attrs({**attrs, "content_hash": np.bytes_(b" " * 64)})
 
@@ -282,7 +292,12 @@ class ShardWriter:
         """Commit, store the content hash of the committed rows, close. Returns the hash."""
         self.commit()
         n = self.committed
-        if self._x_off is not None and self._y_off is not None:
+        if self._hasher is not None and sum(len(y) for y in self._hashed_labels) == n:
+            for y in self._hashed_labels:  # (the same digest as content_hash of the file)
+                self._hasher.update(y.data.cast("B"))
+            self.content_hash = f"{HASH_NAME}:{self._hasher.hexdigest()}"
+            self._hasher, self._hashed_labels = None, []
+        elif self._x_off is not None and self._y_off is not None:
             xs, ys = raw_arrays(
                 self.path, self._x_off, self._y_off, n, self.sample_shape, self.dtype
             )
