@@ -213,6 +213,31 @@ def test_compiled_tokens_of_every_length_and_neighbour_equal_the_numpy_path(
     )
 
 
+@pytest.mark.skipif(not core_jit.available(), reason="numba is not installed")
+def test_compiled_records_before_every_line_end_equal_the_numpy_path(tmp_path: Path) -> None:
+    """The scan reads a record to its closing brace (or quote) before it looks for the
+    line's end: followed by a newline, "\r\n", "\r" at the end of the input, the end
+    itself or anything else, each line gives what the numpy path gives."""
+    tails = ["", "\r", " ", "\r\r", "\rx", "}", ",", "x", '"', "\t", "\x00", "\u00e9", '"}']
+    csv_kw = {"delimiter": ",", "layouts": {"0": [0, 1, None, 0]}}
+    for good, fmt, kw in (
+        ('{"label":2,"data":"%s"}' % _s(V), "jsonl", {}),
+        ('3,"%s"' % _s(V), "csv", csv_kw),
+    ):
+        for last in tails:  # after the input's last record, no newline
+            path = tmp_path / f"ends.{fmt}"
+            path.write_bytes(("\n".join(good + t for t in tails) + "\n" + good + last).encode())
+            fast = _parse_all(path, fmt, True, jit=True, **dict(kw))
+            assert fast == _parse_all(path, fmt, True, jit=False, **dict(kw)), (fmt, last)
+    good = '{"label":2,"data":"%s"}' % _s(V)
+    buf = (good + "\r\n" + good + "\rx\n\n" + good + "}\n" + good + "\r").encode()
+    sc = jitparse.scan(buf, jitparse.JSONL, L, np.dtype(np.uint16), "label", "data")
+    ok, other, blank = jitparse.OK, jitparse.OTHER, jitparse.BLANK
+    assert sc.status.tolist() == [ok, other, blank, other, ok]
+    assert sc.stops.tolist()[:3] == [len(good) + 1, 2 * len(good) + 4, 2 * len(good) + 5]
+    assert sc.labels.tolist() == [2, 2] and sc.x.tolist() == [V, V]
+
+
 def _write_csv(path: Path, n: int) -> None:
     rng = np.random.default_rng(4)
     with open(path, "w") as f:

@@ -206,42 +206,44 @@ def _values(buf: Any, i: int, end: int, stop: int, row: Any, length: int, hi: in
 @jit
 def _json_line(
     buf: Any, p: int, end: int, lkey: Any, dkey: Any, row: Any, length: int, hi: int
-) -> tuple[bool, int]:
-    """(taken, label) of the JSON line ``buf[p:end]``."""
+) -> tuple[bool, int, int]:
+    """(taken, label, close) of the JSON object at ``buf[p]``, read no further than ``end``:
+    taken, it ends at ``close`` (after its ``}``), which the caller checks is the line's
+    end. (No member crosses a newline: strings refuse control bytes, numbers end there.)"""
     if buf[p] != 123:
-        return False, 0
+        return False, 0, -1
     p += 1
     label = -1
     data = False
     while True:
         if p >= end or buf[p] != 34:
-            return False, 0
+            return False, 0, -1
         k = _string_end(buf, p, end)
         if k < 0:
-            return False, 0
+            return False, 0, -1
         is_label = _key_is(buf, p, k, lkey)
         is_data = not is_label and _key_is(buf, p, k, dkey)
         p = _colon(buf, k, end)
         if p < 0:
-            return False, 0
+            return False, 0, -1
         if is_label:
             if label >= 0:
-                return False, 0
+                return False, 0, -1
             label, p = _json_label(buf, p, end)
         elif is_data:
             if data or buf[p] != 34:
-                return False, 0
+                return False, 0, -1
             data = True
             p = _values(buf, p + 1, end, 34, row, length, hi)
             p = p + 1 if p >= 0 else -1
         else:
             p = _simple_end(buf, p, end)
         if p < 0 or p >= end:
-            return False, 0
+            return False, 0, -1
         if buf[p] == 125:
-            return (p + 1 == end and label >= 0 and data), label
+            return (label >= 0 and data), label, p + 1
         if buf[p] != 44:
-            return False, 0
+            return False, 0, -1
         p += 1
         if p < end and buf[p] == 32:
             p += 1
@@ -250,23 +252,24 @@ def _json_line(
 @jit
 def _csv_line(
     buf: Any, p: int, end: int, delim: int, row: Any, length: int, hi: int
-) -> tuple[bool, int]:
-    """(taken, label) of the CSV/TSV line ``buf[p:end]``."""
+) -> tuple[bool, int, int]:
+    """(taken, label, close) of the CSV/TSV record at ``buf[p]``, as ``_json_line``'s; TSV
+    values without quotes run to ``end``, which must then be the line's end."""
     if buf[p] == 48:
         label, j = 0, p + 1
     elif _is_digit(buf[p]):
         label, j = _digits(buf, p, end, _MAX_DIGITS)
     else:
-        return False, 0
+        return False, 0, -1
     if j < 0 or j + 1 >= end or buf[j] != delim:
-        return False, 0
+        return False, 0, -1
     j += 1
     if buf[j] == 34:
         q = _values(buf, j + 1, end, 34, row, length, hi)
-        return q >= 0 and q + 1 == end, label
+        return q >= 0, label, q + 1
     if delim == 44:  # CSV: the data must be quoted
-        return False, 0
-    return _values(buf, j, end, -1, row, length, hi) == -1, label
+        return False, 0, -1
+    return _values(buf, j, end, -1, row, length, hi) == -1, label, end
 
 
 @jit
@@ -290,22 +293,38 @@ def _scan(
     m = 0
     p = 0
     while p < n:
-        e = p
-        while e < n and buf[e] != 10:
-            e += 1
-        end = e - 1 if e > p and buf[e - 1] == 13 else e
         st = OTHER
-        if e == p:
-            st = BLANK
-        elif end > p and m < out.shape[0]:
+        e = -1
+        if m < out.shape[0] and buf[p] != 10 and (fmt == JSONL or delim == 44):
+            # Read the record first, bounded by the buffer: taken, and followed by the line's
+            # end ("\r" allowed before it), its end is known without a pass to find it.
             if fmt == JSONL:
-                ok, lab = _json_line(buf, p, end, lkey, dkey, out[m], length, hi)
+                ok, lab, c = _json_line(buf, p, n, lkey, dkey, out[m], length, hi)
             else:
-                ok, lab = _csv_line(buf, p, end, delim, out[m], length, hi)
+                ok, lab, c = _csv_line(buf, p, n, delim, out[m], length, hi)
             if ok:
-                st = OK
-                labels[m] = lab
-                m += 1
+                if c < n and buf[c] == 13:
+                    c += 1
+                if c == n or buf[c] == 10:
+                    st, e = OK, c
+                    labels[m] = lab
+                    m += 1
+        if e < 0:  # not taken so: the line's end first, then the record within it
+            e = p
+            while e < n and buf[e] != 10:
+                e += 1
+            end = e - 1 if e > p and buf[e - 1] == 13 else e
+            if e == p:
+                st = BLANK
+            elif end > p and m < out.shape[0]:
+                if fmt == JSONL:
+                    ok, lab, c = _json_line(buf, p, end, lkey, dkey, out[m], length, hi)
+                else:
+                    ok, lab, c = _csv_line(buf, p, end, delim, out[m], length, hi)
+                if ok and c == end:
+                    st = OK
+                    labels[m] = lab
+                    m += 1
         stops[line] = e
         status[line] = st
         line += 1
