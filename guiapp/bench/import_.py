@@ -5,7 +5,11 @@ values (the genomics user's documents, ``{"_id":{"$oid":...},"label":{"$numberIn
 "kmers":"12,65520,..."}``, and the same rows as ``label,"v1,...,v126"`` CSV):
 
 - ``naive``: ``json.loads`` + ``str.split`` + ``int`` per token into numpy, one process
-  (parse only: it writes nothing, so every ratio against it flatters it);
+  (parse only: it writes nothing, so every ratio against it flatters it). It and the
+  reference below are timed before the imports and again after them, and the mean of the
+  two is used: the machine's speed drifts within a run (one run on 2026-12-04 ran its
+  imports about 1.5x slower than the two before it, after its naive parse had run at
+  full speed);
 - ``reference``: the parse of the importer issue #14 measured (``guiapp`` before the fast
   path): a ``JSONDecoder`` (CSV: ``csv.reader``) per line, then each 4096-line chunk's data
   strings joined and parsed by one ``np.fromstring``; parse only, no checks, one process.
@@ -191,12 +195,17 @@ def bench_format(
 ) -> dict[str, Any]:
     """One format's figures; the imports are the medians of ``repeat`` interleaved runs."""
     naive = naive_jsonl if fmt == "jsonl" else naive_csv
-    settle()
-    n, t_naive = naive(src)
-    assert n == rows
-    settle()
-    n, t_ref = (reference_jsonl if fmt == "jsonl" else reference_csv)(src)
-    assert n == rows
+    reference = reference_jsonl if fmt == "jsonl" else reference_csv
+    parse_runs: dict[str, list[float]] = {"naive": [], "reference": []}
+
+    def parses() -> None:  # before the imports and after them: the mean of the two
+        for name, parse in (("naive", naive), ("reference", reference)):
+            settle()
+            n, t = parse(src)
+            assert n == rows
+            parse_runs[name].append(t)
+
+    parses()
     runs: dict[str, list[float]] = {"one_worker": [], "all_workers": []}
     rss1 = rssw = 0
     for _ in range(max(1, repeat)):  # interleaved: a change of the machine's speed hits both
@@ -206,6 +215,8 @@ def bench_format(
         t, r = run_import_cli(src, folder / f"{fmt}w.h5", fmt, workers)
         runs["all_workers"].append(t)
         rssw = max(rssw, r)
+    parses()
+    t_naive, t_ref = (float(np.mean(parse_runs[k])) for k in ("naive", "reference"))
     t1, tw = (float(np.median(runs[k])) for k in ("one_worker", "all_workers"))
     same = shard_hashes(folder / f"{fmt}1.h5") == shard_hashes(folder / f"{fmt}w.h5")
     mb = src.stat().st_size / 2**20
@@ -227,6 +238,7 @@ def bench_format(
         },
         "repeat": max(1, repeat),
         "import_runs_s": {k: [round(t, 2) for t in v] for k, v in runs.items()},
+        "parse_runs_s": {k: [round(t, 2) for t in v] for k, v in parse_runs.items()},
         "rows_per_s": {k: round(v) for k, v in rps.items()},
         "mb_per_s": {k: round(v * mb / rows, 1) for k, v in rps.items()},
         "ratios": {
