@@ -220,8 +220,22 @@ class GenerationJob:
         resumed = sum(written.values())
         errors: list[dict[str, Any]] = []
         meter = RateMeter(plan.todo_rows - resumed)
-        last = 0.0
         fresh = False  # rows reported since the last progress event
+
+        def report() -> None:
+            done = sum(written.values())
+            self.sink.emit(
+                "progress",
+                **meter.update(done - resumed),
+                rows_done=plan.rows - plan.todo_rows + done,
+                rows_total=plan.rows,
+                bytes_written=done * self.row_bytes,
+                shards_sealed=sum(1 for m in self.metas.values() if m.content_hash),
+                shards=plan.shards,
+            )
+
+        report()  # where the job starts (a resumed one: its committed rows), before any chunk
+        last = time.monotonic()
         while conns:
             if self.cancel() and not stop.is_set():
                 stop.set()
@@ -256,16 +270,7 @@ class GenerationJob:
             due = now - last >= (PROGRESS_MIN_S if fresh else self.progress_every_s)
             if due or not conns:
                 last, fresh = now, False
-                done = sum(written.values())
-                self.sink.emit(
-                    "progress",
-                    **meter.update(done - resumed),
-                    rows_done=plan.rows - plan.todo_rows + done,
-                    rows_total=plan.rows,
-                    bytes_written=done * self.row_bytes,
-                    shards_sealed=sum(1 for m in self.metas.values() if m.content_hash),
-                    shards=plan.shards,
-                )
+                report()
         return errors
 
     def _checkpointed(self, plan: Plan) -> dict[int, int]:
