@@ -207,7 +207,7 @@ def test_each_command_parses_alone_and_the_table_names_them_all() -> None:
     table of commands says what the whole parser holds."""
     whole = (
         "import guiapp.cli as c\n"
-        "assert c._parsed_names(c.build_parser()) == c.command_names() == set(c.COMMAND_MODULES)\n"
+        "assert c.parsed_names(c.build_parser()) == c.command_names() == set(c.COMMAND_MODULES)\n"
         "import sys\n"
         "print(any(m.startswith('guiapp.bench.') for m in sys.modules))\n"
     )

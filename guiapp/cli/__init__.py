@@ -113,10 +113,11 @@ def command_names() -> set[str]:
     """Every command's name (the table's, and those of :data:`EXTRA_COMMANDS`)."""
     if not EXTRA_COMMANDS:
         return set(COMMAND_MODULES)
-    return set(COMMAND_MODULES) | _parsed_names(build_parser())
+    return set(COMMAND_MODULES) | parsed_names(build_parser())
 
 
-def _parsed_names(parser: argparse.ArgumentParser) -> set[str]:
+def parsed_names(parser: argparse.ArgumentParser) -> set[str]:
+    """The command names a built parser knows (``guiapp self-test`` checks them)."""
     for a in parser._actions:
         if isinstance(a, argparse._SubParsersAction):
             return set(a.choices)

@@ -47,9 +47,9 @@ def check_qt(tmp: Path) -> str:
 
 
 def check_cli(tmp: Path) -> str:
-    from . import _parsed_names, build_parser
+    from . import build_parser, parsed_names
 
-    names = _parsed_names(build_parser())  # every command module imported and registered
+    names = parsed_names(build_parser())  # every command module imported and registered
     missing = {"generate", "train", "info", "check"} - names
     if missing:
         raise RuntimeError(f"commands missing: {sorted(missing)}")

@@ -234,8 +234,7 @@ class DatasetWriter:
                 path.parent / shard_relpath(path, keep), len(header.class_names), False
             )
             shard.rewind(part, ShardStats.from_mapping(shard_stats))
-            shard.write_pool, shard.write_parts = w._pool, w.write_threads
-            w._current, w.rows = shard, keep * cap + part
+            w._current, w.rows = w._threaded(shard), keep * cap + part
             w.index.put(shard.meta())
         w.index.rewrite(complete=False)
         return w
@@ -255,6 +254,11 @@ class DatasetWriter:
         self.write_threads = max(1, int(n))
         if self.write_threads > 1 and self._pool is None:
             self._pool = ThreadPoolExecutor(self.write_threads, thread_name_prefix="guiapp-write")
+
+    def _threaded(self, shard: ShardWriter) -> ShardWriter:
+        """``shard``, its appends' pwrites shared by this writer's threads."""
+        shard.write_pool, shard.write_parts = self._pool, self.write_threads
+        return shard
 
     @property
     def shards_done(self) -> int:
@@ -356,10 +360,9 @@ class DatasetWriter:
             attrs = h.to_attrs([], complete=False)
             attrs["shards"] = json.dumps([entry])
             shard = ShardWriter.create(self.path, header_attrs=attrs, **common)  # type: ignore[arg-type]
-            shard.write_pool, shard.write_parts = self._pool, self.write_threads
-            return shard
+            return self._threaded(shard)
         shard = ShardWriter.create(self.path.parent / shard_relpath(self.path, number), **common)  # type: ignore[arg-type]
-        shard.write_pool, shard.write_parts = self._pool, self.write_threads
+        self._threaded(shard)
         # List the new shard before any row goes into it, so committed rows are always
         # reachable: one record written in place (the index is rewritten only when it is full).
         self.index.put(shard.meta())
