@@ -9,6 +9,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -216,6 +217,9 @@ def _free_port() -> int:
 
 
 def test_two_workers_multiworker_mirrored(tmp_path: Path, images: Path) -> None:
+    """Two workers on 127.0.0.1 train the same weights. Three epochs of one-step calls:
+    45 calls, each planning which fetches its clock times; workers that planned apart
+    waited for each other forever (7 of 8 such runs hung before the plans were agreed)."""
     cluster = tmp_path / "cluster.json"
     cluster.write_text(
         json.dumps({"worker": [f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"]})
@@ -235,24 +239,36 @@ def test_two_workers_multiworker_mirrored(tmp_path: Path, images: Path) -> None:
         "--cluster",
         str(cluster),
         *TRAIN,
+        "--epochs",
+        "3",
     ]
-    procs = [
-        subprocess.Popen(
-            [*cmd, "--worker-index", str(i)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=ENV,
-        )
-        for i in range(2)
-    ]
-    outs = [p.communicate(timeout=400) for p in procs]
-    for p, (_out, e) in zip(procs, outs, strict=True):
-        assert p.returncode == 0, e[-3000:]
-    fins = [events_of(o)[-1] for o, _ in outs]
+    logs = [(tmp_path / f"out{i}.jsonl", tmp_path / f"err{i}.txt") for i in range(2)]
+    procs = []
+    for i, (o, e) in enumerate(logs):  # files, not pipes: a full pipe would stall a worker
+        with o.open("w") as fo, e.open("w") as fe:
+            procs.append(
+                subprocess.Popen(
+                    [*cmd, "--worker-index", str(i)], stdout=fo, stderr=fe, text=True, env=ENV
+                )
+            )
+    deadline = time.monotonic() + 300
+    for p in procs:
+        try:
+            p.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+                q.wait()
+            last = [events_of(o.read_text())[-1:] for o, _ in logs]
+            pytest.fail(f"the workers did not finish in 300 s; their last events: {last}")
+    for p, (_o, e) in zip(procs, logs, strict=True):
+        assert p.returncode == 0, e.read_text()[-3000:]
+    fins = [events_of(o.read_text())[-1] for o, _ in logs]
     assert all(f["event"] == "finished" for f in fins)
     assert fins[0]["weights_hash"] == fins[1]["weights_hash"]
     assert (out / "last.keras").exists() and (out / "report.json").exists()
+    epochs = (out / "history.csv").read_text().splitlines()[1:]
+    assert [row.split(",")[0] for row in epochs] == ["0", "1", "2"]
 
 
 def _spec(tmp_path: Path, **change) -> Path:

@@ -18,7 +18,9 @@ of the reader's segments for itself (when input is slow, it is the one that wait
 :data:`WAIT_SAMPLE` of the others, picked by a hash of the step's number, for
 ``WAIT_SAMPLE`` steps (one in :data:`CALM_SAMPLE` after a call that hardly waited), and
 every step after a call that waited more than :data:`DENSE_AFTER_S` a step. Each choice depends only on waits already seen, so the
-weighted sum is an unbiased estimate of the wait. The per-call plan makes the loop fetch
+weighted sum is an unbiased estimate of the wait. Workers of a cluster make one choice
+together (any waited: dense; all calm: calm), or they would fetch through different ops
+and wait for each other forever. The per-call plan makes the loop fetch
 through one ``switch_case`` a step: with nothing timed it runs as fast as the untimed loop.
 """
 
@@ -253,10 +255,25 @@ def make_steps(
 
         tf.while_loop(lambda i, *_: i < n, body, [tf.constant(0, tf.int32), batch, wait0])
         waited = totals.var[WAIT_S] - start[WAIT_S]
-        dense_var.assign(waited > DENSE_AFTER_S * tf.cast(n, tf.float64))
+        dense = waited > DENSE_AFTER_S * tf.cast(n, tf.float64)
         timed_any = longest_var >= 0.0  # a call with no timed step leaves the rate as it was
-        calm_var.assign(tf.where(timed_any, longest_var < CALM_BELOW_S, calm_var))
+        calm = tf.where(timed_any, longest_var < CALM_BELOW_S, calm_var)
+        if workers:
+            dense, calm = agree(dense, calm)
+        dense_var.assign(dense)
+        calm_var.assign(calm)
         return None
+
+    # Several workers must make the same plan: a timed and an untimed fetch are two
+    # get_next ops, each with its own all-reduce across the workers (whether any has data),
+    # so a worker fetching one while another fetches the other waits forever. The next
+    # call times every step if any worker waited, samples calmly only if all were calm.
+    workers = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+
+    def agree(dense: Any, calm: Any) -> tuple[Any, Any]:
+        flags = tf.cast(tf.stack([dense, calm]), tf.float32)
+        out = strategy.reduce(total, strategy.run(tf.identity, args=(flags,)), axis=None)
+        return out[0] > 0.0, out[1] >= float(replicas)
 
     def _untimed(iterator: Any, n: Any) -> None:
         def body(i: Any, batch: Any) -> tuple[Any, Any]:
