@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -216,59 +217,136 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_two_workers_multiworker_mirrored(tmp_path: Path, images: Path) -> None:
+class Workers:
+    """The workers of a cluster on 127.0.0.1: `guiapp train` processes writing their output
+    to files (not pipes: a full pipe would stall a worker and with it the others)."""
+
+    def __init__(self, tmp_path: Path, n: int = 2) -> None:
+        self.tmp = tmp_path
+        self.cluster = tmp_path / "cluster.json"
+        self.addresses = [f"127.0.0.1:{_free_port()}" for _ in range(n)]
+        self.cluster.write_text(json.dumps({"worker": self.addresses}))
+        self.procs: list[subprocess.Popen[str]] = []
+        self.logs: list[tuple[Path, Path]] = []
+
+    def start(self, tag: str, *args: str) -> None:
+        """Start every worker with ``guiapp train ARGS --cluster ... --worker-index i``."""
+        self.procs, self.logs = [], []
+        for i in range(len(self.addresses)):
+            o, e = self.tmp / f"{tag}-out{i}.jsonl", self.tmp / f"{tag}-err{i}.txt"
+            cmd = [sys.executable, "-m", "guiapp", "train", *args]
+            cmd += ["--cluster", str(self.cluster), "--worker-index", str(i)]
+            with o.open("w") as fo, e.open("w") as fe:
+                self.procs.append(subprocess.Popen(cmd, stdout=fo, stderr=fe, text=True, env=ENV))
+            self.logs.append((o, e))
+
+    def events(self, i: int) -> list[dict]:
+        return events_of(self.logs[i][0].read_text())
+
+    def stderr(self, i: int) -> str:
+        return self.logs[i][1].read_text()
+
+    def wait(self, *which: int, timeout: float = 300) -> list[int]:
+        """The return codes of workers WHICH (all by default); kills them all and fails the
+        test, naming where each got to, if they have not ended in TIMEOUT seconds."""
+        deadline = time.monotonic() + timeout
+        for i in which or range(len(self.procs)):
+            try:
+                self.procs[i].wait(timeout=max(1.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self.kill()
+                last = [self.events(j)[-1:] for j in range(len(self.procs))]
+                pytest.fail(
+                    f"the workers did not end in {timeout:.0f} s; their last events: {last}"
+                )
+        return [int(self.procs[i].returncode) for i in which or range(len(self.procs))]
+
+    def kill(self) -> None:
+        for q in self.procs:
+            if q.poll() is None:
+                q.kill()
+                q.wait()
+
+
+@pytest.fixture
+def workers(tmp_path: Path) -> Iterator[Workers]:
+    w = Workers(tmp_path)
+    yield w
+    w.kill()
+
+
+def test_two_workers_multiworker_mirrored(tmp_path: Path, images: Path, workers: Workers) -> None:
     """Two workers on 127.0.0.1 train the same weights. Three epochs of one-step calls:
     45 calls, each planning which fetches its clock times; workers that planned apart
     waited for each other forever (7 of 8 such runs hung before the plans were agreed)."""
-    cluster = tmp_path / "cluster.json"
-    cluster.write_text(
-        json.dumps({"worker": [f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"]})
-    )
     out = tmp_path / "mw"
-    cmd = [
-        sys.executable,
-        "-m",
-        "guiapp",
-        "train",
+    workers.start(
+        "run",
         "--data",
         str(images),
         "--model",
         "cnn2d-small",
         "--out",
         str(out),
-        "--cluster",
-        str(cluster),
         *TRAIN,
         "--epochs",
         "3",
-    ]
-    logs = [(tmp_path / f"out{i}.jsonl", tmp_path / f"err{i}.txt") for i in range(2)]
-    procs = []
-    for i, (o, e) in enumerate(logs):  # files, not pipes: a full pipe would stall a worker
-        with o.open("w") as fo, e.open("w") as fe:
-            procs.append(
-                subprocess.Popen(
-                    [*cmd, "--worker-index", str(i)], stdout=fo, stderr=fe, text=True, env=ENV
-                )
-            )
-    deadline = time.monotonic() + 300
-    for p in procs:
-        try:
-            p.wait(timeout=max(1.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-                q.wait()
-            last = [events_of(o.read_text())[-1:] for o, _ in logs]
-            pytest.fail(f"the workers did not finish in 300 s; their last events: {last}")
-    for p, (_o, e) in zip(procs, logs, strict=True):
-        assert p.returncode == 0, e.read_text()[-3000:]
-    fins = [events_of(o.read_text())[-1] for o, _ in logs]
+    )
+    rcs = workers.wait()
+    assert rcs == [0, 0], [workers.stderr(i)[-3000:] for i in range(2)]
+    fins = [workers.events(i)[-1] for i in range(2)]
     assert all(f["event"] == "finished" for f in fins)
     assert fins[0]["weights_hash"] == fins[1]["weights_hash"]
     assert (out / "last.keras").exists() and (out / "report.json").exists()
     epochs = (out / "history.csv").read_text().splitlines()[1:]
     assert [row.split(",")[0] for row in epochs] == ["0", "1", "2"]
+
+
+def test_a_lost_worker_stops_the_other_with_a_clear_error_and_both_resume(
+    tmp_path: Path, images: Path, workers: Workers
+) -> None:
+    """Worker 1 killed mid-run: worker 0 ends (exit 2) with one line naming worker 1's
+    address and --resume, no traceback; both started again with --resume (the same
+    --cluster and --worker-index) go on from the checkpoint to the same weights."""
+    out = tmp_path / "mw"
+    workers.start(
+        "run",
+        "--data",
+        str(images),
+        "--model",
+        "cnn2d-small",
+        "--out",
+        str(out),
+        *TRAIN,
+        "--epochs",
+        "100",
+    )
+    deadline = time.monotonic() + 240
+    while not any(e["event"] == "epoch" for e in workers.events(0)):
+        assert workers.procs[0].poll() is None, workers.stderr(0)[-3000:]
+        assert time.monotonic() < deadline, "worker 0 ended no epoch in 240 s"
+        time.sleep(0.05)
+    workers.procs[1].kill()
+    assert workers.wait(0, timeout=200) == [2]
+    err = workers.stderr(0).strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"lost worker 1 ({workers.addresses[1]})" in err and "--resume" in err, err
+    failed = workers.events(0)[-1]
+    assert failed["event"] == "failed" and failed["reason"] in err
+    done = max(e["epoch"] for e in workers.events(0) if e["event"] == "epoch")
+    assert done < 90  # the kill came long before the end
+
+    epochs = done + 3
+    workers.start("resume", "--out", str(out), "--resume", "--events", "-", "--epochs", str(epochs))
+    rcs = workers.wait()
+    assert rcs == [0, 0], [workers.stderr(i)[-3000:] for i in range(2)]
+    started = [workers.events(i)[0] for i in range(2)]
+    assert all(s["event"] == "started" and s["resumed_from"]["epoch"] > done - 1 for s in started)
+    fins = [workers.events(i)[-1] for i in range(2)]
+    assert [f["event"] for f in fins] == ["finished", "finished"]
+    assert fins[0]["weights_hash"] == fins[1]["weights_hash"]
+    rows = (out / "history.csv").read_text().splitlines()[1:]
+    assert [int(r.split(",")[0]) for r in rows] == list(range(epochs))
 
 
 def _spec(tmp_path: Path, **change) -> Path:

@@ -139,6 +139,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     cancel.install_signal_handlers()
     cancel.watch_stdin()
     divert_native_stderr()
+    from ..core.train.devices import cluster_error
     from ..core.train.experiment import run_experiment
     from ..core.train.runner import failure_text
 
@@ -156,6 +157,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         if log.parent.is_dir():
             with open(log, "a") as fh:
                 fh.write(failure_text(exc))
+        lost = cluster_error(exc, spec.base.cluster, spec.base.worker_index, "--resume")
+        if lost is not None:  # the details stay in the log
+            _emit_failed(sink, spec, reason=str(lost), log=str(log))
+            raise lost from None
         _emit_failed(sink, spec, reason=f"{type(exc).__name__}: {exc}", log=str(log))
         raise
     return 0 if result.get("status") in ("finished", "stopped") else 1
@@ -177,7 +182,7 @@ def build_spec(args: argparse.Namespace) -> Any:
         runtime = {
             k: v
             for k, v in given.items()
-            if k in ("devices", "log_every", "epochs", "steps_per_call")
+            if k in ("devices", "log_every", "epochs", "steps_per_call", "cluster", "worker_index")
         }
         spec.base = dataclasses.replace(spec.base, **runtime)
         if args.parallel_trials:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,17 @@ def make_devices(
         comm = tf.distribute.experimental.CommunicationOptions(
             implementation=tf.distribute.experimental.CommunicationImplementation.RING
         )
-        strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=comm)
+        try:
+            strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=comm)
+        except tf.errors.OpError as exc:
+            if "gRPC server" not in str(exc):
+                raise
+            address = tf_config["cluster"]["worker"][worker_index]
+            raise UserError(
+                f"{cluster}: worker {worker_index} cannot listen on {address} ({exc.message}). "
+                "Another program, or this worker already started, holds the port: stop it, "
+                "or give this worker another port in the cluster spec (every worker's copy)"
+            ) from None
         n = len(tf_config["cluster"]["worker"])
         return Devices(
             strategy,
@@ -149,3 +160,41 @@ def list_gpus() -> list[str]:
     import tensorflow as tf
 
     return [d.name for d in tf.config.list_physical_devices("GPU")]
+
+
+#: What TensorFlow raises on a worker whose collective lost a peer (it died, was stopped,
+#: or cannot be reached): every worker of the cluster stops when one does.
+PEER_LOST = ("UnavailableError", "AbortedError", "CancelledError", "DeadlineExceededError")
+
+
+def cluster_error(
+    exc: BaseException, cluster: str | None, worker_index: int, resume_fix: str
+) -> UserError | None:
+    """The clear error for a worker whose cluster lost a peer mid-run, naming the peer
+    where TensorFlow says which (``/job:worker/replica:0/task:N``); None for anything else."""
+    if not cluster or type(exc).__name__ not in PEER_LOST:
+        return None
+    if not type(exc).__module__.startswith("tensorflow"):
+        return None
+    text = str(getattr(exc, "message", exc))
+    try:
+        workers = read_cluster(cluster, worker_index)["cluster"]["worker"]
+    except UserError:
+        workers = []
+    tasks = [int(t) for t in re.findall(r"/job:worker/(?:replica:\d+/)?task:(\d+)", text)]
+    peers = sorted({t for t in tasks if t != worker_index})
+    if peers:
+        who = ", ".join(
+            f"worker {t}" + (f" ({workers[t]})" if t < len(workers) else "") for t in peers
+        )
+    else:
+        who = "another worker"
+    why = next(
+        (ln.strip().rstrip(":") for ln in text.splitlines() if "aborted by" in ln),
+        text.strip().splitlines()[-1] if text.strip() else type(exc).__name__,
+    )
+    return UserError(
+        f"{cluster}: worker {worker_index} lost {who}, which stopped or cannot be reached "
+        f"({why}). Every worker of a cluster stops when one does; the run keeps its last "
+        f"checkpoint: start every worker again, each with its --worker-index, and {resume_fix}"
+    )
