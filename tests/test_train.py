@@ -349,6 +349,21 @@ def test_a_lost_worker_stops_the_other_with_a_clear_error_and_both_resume(
     assert [int(r.split(",")[0]) for r in rows] == list(range(epochs))
 
 
+def test_a_worker_whose_port_is_taken_says_so(tmp_path: Path, images: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        cluster = tmp_path / "cluster.json"
+        cluster.write_text(json.dumps({"worker": [address, f"127.0.0.1:{_free_port()}"]}))
+        args = ["--data", images, "--model", "cnn2d-small", "--out", tmp_path / "mw"]
+        r = guiapp("train", *args, "--cluster", cluster, "--worker-index", 0)
+    assert r.returncode == 2, r.stderr[-3000:]
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"worker 0 cannot listen on {address}" in err and "port" in err, err
+
+
 def _spec(tmp_path: Path, **change) -> Path:
     from guiapp.core.model import get_template
 
