@@ -20,9 +20,14 @@ from conftest import ENV, generated, guiapp
 from guiapp.core.store import Dataset
 
 
+def cnn_args(data: Path, out: Path, *extra: str) -> list[str]:
+    """``guiapp train``'s arguments for the cnn2d-small template with the suite's settings."""
+    return ["--data", str(data), "--model", "cnn2d-small", "--out", str(out), *extra, *TRAIN]
+
+
 def train_cnn(data: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     """``guiapp train`` of the cnn2d-small template with the suite's small settings."""
-    return guiapp("train", "--data", data, "--model", "cnn2d-small", "--out", out, *extra, *TRAIN)
+    return guiapp("train", *cnn_args(data, out, *extra))
 
 
 def events_of(text: str) -> list[dict]:
@@ -280,18 +285,7 @@ def test_two_workers_multiworker_mirrored(tmp_path: Path, images: Path, workers:
     45 calls, each planning which fetches its clock times; workers that planned apart
     waited for each other forever (7 of 8 such runs hung before the plans were agreed)."""
     out = tmp_path / "mw"
-    workers.start(
-        "run",
-        "--data",
-        str(images),
-        "--model",
-        "cnn2d-small",
-        "--out",
-        str(out),
-        *TRAIN,
-        "--epochs",
-        "3",
-    )
+    workers.start("run", *cnn_args(images, out, "--epochs", "3"))
     rcs = workers.wait()
     assert rcs == [0, 0], [workers.stderr(i)[-3000:] for i in range(2)]
     fins = [workers.events(i)[-1] for i in range(2)]
@@ -309,18 +303,7 @@ def test_a_lost_worker_stops_the_other_with_a_clear_error_and_both_resume(
     address and --resume, no traceback; both started again with --resume (the same
     --cluster and --worker-index) go on from the checkpoint to the same weights."""
     out = tmp_path / "mw"
-    workers.start(
-        "run",
-        "--data",
-        str(images),
-        "--model",
-        "cnn2d-small",
-        "--out",
-        str(out),
-        *TRAIN,
-        "--epochs",
-        "100",
-    )
+    workers.start("run", *cnn_args(images, out, "--epochs", "100"))
     deadline = time.monotonic() + 240
     while not any(e["event"] == "epoch" for e in workers.events(0)):
         assert workers.procs[0].poll() is None, workers.stderr(0)[-3000:]
