@@ -82,10 +82,13 @@ def test_a_job_that_ends_while_the_quit_dialog_is_up_still_quits(
 ) -> None:
     window = open_window(qtbot, new_project(tmp_path))
     out = tmp_path / "small.h5"
-    job = CliJob("generate small", "generate", [str(out), "--n", "30000"], resumable=True)
+    small = [str(out), "--n", "1000000", "--shape", "8x8"]  # about 2 s of work
+    job = CliJob("generate small", "generate", small, resumable=True)
     window.jobs_panel.add_job(job)
     job.start()
-    qtbot.waitUntil(lambda: job.last_event.get("event") == "started", timeout=LONG)
+    # Not last_event: the first progress event comes in the same read as "started".
+    qtbot.waitUntil(lambda: bool(job.started_event), timeout=LONG)
+    assert job.is_running()
     seen: list[dict[str, str]] = []
     modal(STOP_AND_QUIT, seen, wait_for=lambda: not job.is_running())
     window.close()
