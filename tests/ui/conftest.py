@@ -139,6 +139,17 @@ def modal(dialogs: Dialogs, monkeypatch: pytest.MonkeyPatch) -> Any:
     return _answer_modal
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Any:
+    """Before pytest-qt closes a test's windows (in its own teardown wrapper, before any
+    fixture's teardown), the quit question answers "stop" without a dialog: a test that
+    failed with a job still running would otherwise open a real QMessageBox that nobody
+    answers, inside which no timeout can end the run. The fixtures' monkeypatch puts the
+    method back afterwards."""
+    CloseGuard._ask_about_jobs = lambda _window, _names: "stop"  # type: ignore[method-assign,assignment]
+    return (yield)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the tests that start and quit the real event loop (``app.exec()``) last.
 
