@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import DatasetError
 from .format import FORMAT_NAME, FORMAT_VERSION, LABEL_DTYPE, X, Y, shard_relpath
+from .columns import GROUP, check_columns, dtype_text
 from .index import SINGLE_FILE, ShardTable, read_manifest
 from .shard_meta import ShardMeta, check_shard_size, open_h5, raw_arrays, read_shard_meta
 from .shard_stats import ShardStats
@@ -133,6 +134,10 @@ class Dataset:
                 self.created = _text(a["created"])
                 self.statistics: dict[str, Any] = json.loads(_text(a.get("statistics", "{}")))
                 self.complete = bool(int(a["complete"]))
+                #: Per-row columns (``columns.py``): name -> dtype; empty before version 3.
+                self.columns: dict[str, np.dtype] = check_columns(
+                    json.loads(_text(a.get("columns", "{}")))
+                )
                 table, files = read_manifest(f, len(self.class_names))
             except (KeyError, ValueError, TypeError) as exc:
                 raise DatasetError(
@@ -232,6 +237,11 @@ class Dataset:
     # -- size and schema --------------------------------------------------------
     def __len__(self) -> int:
         return int(self.starts[-1])
+
+    @property
+    def has_groups(self) -> bool:
+        """Whether rows carry a group (else each row is its own group)."""
+        return GROUP in self.columns
 
     @property
     def num_classes(self) -> int:
@@ -390,6 +400,7 @@ class Dataset:
             "created": self.created,
             "provenance": self.provenance,
             "statistics": self.statistics,
+            "columns": {k: dtype_text(v) for k, v in self.columns.items()},
         }
 
     def close(self) -> None:

@@ -9,9 +9,10 @@ import numpy as np
 
 FORMAT_NAME = "guiapp-dataset"
 SHARD_FORMAT_NAME = "guiapp-shard"
-#: 2: the index keeps its manifest as a table updated in place (1: one JSON attribute,
-#: still read). Shards did not change between 1 and 2.
-FORMAT_VERSION = 2
+#: 3: rows may carry columns (a group, kept fields; ``columns.py``); 2: the index keeps its
+#: manifest as a table updated in place (1: one JSON attribute). 1 and 2 are still read:
+#: their rows have no groups. Shards did not change between 1 and 2.
+FORMAT_VERSION = 3
 
 X = "x"
 Y = "y"

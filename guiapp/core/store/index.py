@@ -69,6 +69,8 @@ class DatasetHeader:
     created: str = ""
     #: Summary statistics computed while writing (e.g. per-position mean/std, histogram).
     statistics: dict[str, Any] = field(default_factory=dict)
+    #: Per-row columns, name -> dtype text (``columns.py``): ``group`` and kept fields.
+    columns: dict[str, str] = field(default_factory=dict)
 
     def to_attrs(self, manifest: list[dict[str, Any]] | None, complete: bool) -> dict[str, Any]:
         """The index's attributes; ``manifest`` None: the table form (no ``shards`` JSON)."""
@@ -88,6 +90,8 @@ class DatasetHeader:
             "created": self.created,
             "complete": np.int8(1 if complete else 0),
         }
+        if self.columns:
+            attrs["columns"] = json.dumps(self.columns)
         if manifest is not None:
             attrs["shards"] = json.dumps(manifest)
         return attrs
@@ -230,6 +234,8 @@ class IndexFile:
         self.header = header
         self.table = ShardTable.empty(len(header.class_names))
         self.min_slots = max(MIN_SLOTS, int(slots))
+        #: An import's group names, ``(ids, names)`` sorted by id: written at each rewrite.
+        self.group_names: tuple[np.ndarray, list[str]] | None = None
         self._slots = 0
         self._rec_off = self._cnt_off = -1
 
@@ -264,7 +270,12 @@ class IndexFile:
         n = len(used)
         slots = max(self.min_slots, 2 * n, self._slots)
         self._rec_off, self._cnt_off = write_index_file(
-            self.path, self.header, used, slots=slots, complete=complete
+            self.path,
+            self.header,
+            used,
+            slots=slots,
+            complete=complete,
+            group_names=self.group_names,
         )
         self._slots = slots
         IndexFile.rewrites += 1
@@ -283,9 +294,15 @@ def _contiguous(fill: Any | None = None) -> Any:
 
 
 def write_index_file(
-    index_path: Path, header: DatasetHeader, table: ShardTable, *, slots: int, complete: bool
+    index_path: Path,
+    header: DatasetHeader,
+    table: ShardTable,
+    *,
+    slots: int,
+    complete: bool,
+    group_names: tuple[np.ndarray, list[str]] | None = None,
 ) -> tuple[int, int]:
-    """Write a version-2 index atomically; returns the byte offsets of the two tables."""
+    """Write an index atomically; returns the byte offsets of the two tables."""
     index_path = Path(index_path)
     k = max(1, len(header.class_names))
     fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
@@ -312,7 +329,22 @@ def write_index_file(
                 cnt[:n, : table.counts.shape[1]] = table.counts
             offsets = (int(rec.id.get_offset()), int(cnt.id.get_offset()))
             _virtual(f, index_path, header, table)
+            if group_names is not None:
+                write_group_names(f, *group_names)
     return offsets
+
+
+def write_group_names(f: h5py.File, ids: np.ndarray, names: list[str]) -> None:
+    """The table of group names (``columns.py``): ids sorted, one name each."""
+    from .columns import GROUP_IDS, GROUP_NAMES
+
+    for key in (GROUP_IDS, GROUP_NAMES):
+        if key in f:
+            del f[key]
+    f.create_dataset(GROUP_IDS, data=np.asarray(ids, np.int64), track_times=False)
+    f.create_dataset(
+        GROUP_NAMES, data=np.array(names, dtype=h5py.string_dtype()), track_times=False
+    )
 
 
 def _virtual(f: h5py.File, index_path: Path, header: DatasetHeader, table: ShardTable) -> None:
@@ -342,12 +374,3 @@ def _virtual(f: h5py.File, index_path: Path, header: DatasetHeader, table: Shard
             at += rows
         f.create_virtual_dataset(name, layout)
 
-
-def write_index(
-    index_path: Path, header: DatasetHeader, shards: list[ShardMeta], *, complete: bool
-) -> IndexFile:
-    """Atomically replace the index of a sharded dataset with these entries (shard i at i)."""
-    idx = IndexFile(Path(index_path), header, slots=len(shards))
-    idx.set_all(shards)
-    idx.rewrite(complete=complete)
-    return idx

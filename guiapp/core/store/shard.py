@@ -22,6 +22,7 @@ import xxhash
 
 from ..atomic import atomic_path
 from ..errors import DatasetError
+from .columns import META, column_path
 from .format import (
     FORMAT_VERSION,
     LABEL_DTYPE,
@@ -66,8 +67,28 @@ def create_shard_datasets(
     sample_shape: tuple[int, ...],
     dtype: np.dtype,
     compression: str | None,
+    columns: dict[str, np.dtype] | None = None,
 ) -> None:
-    """Create ``x`` and ``y`` in an open file, allocated now, never filled."""
+    """Create ``x``, ``y`` and the per-row columns in an open file, allocated now, never
+    filled."""
+    for name, dt in (columns or {}).items():
+        if compression is None:
+            f.create_dataset(
+                column_path(name),
+                shape=(capacity,),
+                dtype=dt,
+                dcpl=_dcpl_contiguous(),
+                track_times=False,
+            )
+        else:
+            f.create_dataset(
+                column_path(name),
+                shape=(capacity,),
+                dtype=dt,
+                chunks=(min(capacity, 1 << 14),),
+                compression=compression,
+                track_times=False,
+            )
     if compression is None:
         f.create_dataset(
             X,
@@ -157,6 +178,12 @@ class ShardWriter:
         self._f: h5py.File | None = h5py.File(path, "r+")
         f = self._f
         x = f[X]
+        #: Per-row columns (``columns.py``): name -> (dtype, byte offset or None).
+        self.columns: dict[str, tuple[np.dtype, int | None]] = {}
+        if META in f:
+            for name, d in f[META].items():
+                off = d.id.get_offset() if x.compression is None else None
+                self.columns[name] = (d.dtype, None if off is None else int(off))
         self.number = int(f.attrs["number"])
         self.capacity = int(x.shape[0])
         self.sample_shape = tuple(int(s) for s in x.shape[1:])
@@ -189,6 +216,7 @@ class ShardWriter:
         durable: bool = False,
         header_attrs: dict[str, Any] | None = None,
         value_stats: bool = True,
+        columns: dict[str, np.dtype] | None = None,
     ) -> ShardWriter:
         """Create the shard complete under a temporary name, rename it into place, open it."""
         path = Path(path)
@@ -204,6 +232,7 @@ class ShardWriter:
                 sample_shape=tuple(sample_shape),
                 dtype=np.dtype(dtype),
                 compression=compression,
+                columns=columns,
             )
             init_commit_attrs(f.attrs, num_classes, dataset_uuid)
             for k, v in (header_attrs or {}).items():
@@ -218,11 +247,22 @@ class ShardWriter:
     def free(self) -> int:
         return self.capacity - self.written
 
-    def append(self, x: np.ndarray, y: np.ndarray) -> int:
-        """Write as many of the rows as fit; return how many were written (not yet committed)."""
+    def append(
+        self, x: np.ndarray, y: np.ndarray, cols: dict[str, np.ndarray] | None = None
+    ) -> int:
+        """Write as many of the rows as fit; return how many were written (not yet committed).
+
+        ``cols``: one array per column of the shard (``columns.py``), as long as ``x``."""
         n = min(len(x), self.free)
         if n <= 0:
             return 0
+        if set(cols or {}) != set(self.columns):
+            raise DatasetError(
+                self.path,
+                f"rows come with columns {sorted(cols or {})}, the shard has "
+                f"{sorted(self.columns)}",
+                "Write every column of the dataset with every row",
+            )
         x = np.ascontiguousarray(x[:n], dtype=self.dtype)
         y = np.ascontiguousarray(y[:n], dtype=LABEL_DTYPE)
         a = self.written
@@ -232,9 +272,16 @@ class ShardWriter:
                 self._fd, x, self._x_off + a * self.row_bytes, self.write_pool, self.write_parts
             )
             _pwrite_all(self._fd, y, self._y_off + a * LABEL_DTYPE.itemsize)
+            for name, (dt, off) in self.columns.items():
+                assert off is not None and cols is not None
+                c = np.ascontiguousarray(cols[name][:n], dtype=dt)
+                _pwrite_all(self._fd, c, off + a * dt.itemsize)
         elif self._f is not None:
             self._f[X][a : a + n] = x
             self._f[Y][a : a + n] = y
+            for name, (dt, _) in self.columns.items():
+                assert cols is not None
+                self._f[column_path(name)][a : a + n] = np.asarray(cols[name][:n], dtype=dt)
         try:
             self.stats.update(x, y, self.value_stats)  # (while the pool writes the rows)
             if self._hasher is not None:

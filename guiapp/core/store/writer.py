@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DatasetError
+from .columns import as_column, check_columns, dtype_text
 from .format import (
     COMMIT_ROWS,
     COMPRESSIONS,
@@ -123,6 +124,7 @@ class DatasetWriter:
         durable: bool = False,
         expected_rows: int | None = None,
         write_threads: int = 1,
+        columns: dict[str, str] | None = None,
     ) -> None:
         self.path = Path(path)
         dtype = np.dtype(dtype)
@@ -144,6 +146,10 @@ class DatasetWriter:
             raise DatasetError(
                 self.path, "a dataset needs at least one class name", "Give class names"
             )
+        try:
+            self.columns = check_columns(columns or {})
+        except ValueError as exc:
+            raise DatasetError(self.path, str(exc), "Name other fields") from None
         sample_shape = tuple(int(s) for s in sample_shape)
         if not sample_shape or min(sample_shape) <= 0:
             raise DatasetError(
@@ -167,6 +173,7 @@ class DatasetWriter:
             provenance=dict(provenance or {}),
             created=now_iso(),
             statistics=dict(statistics or {}),
+            columns={k: dtype_text(v) for k, v in self.columns.items()},
         )
         self.commit_rows = int(commit_rows)
         self.durable = durable
@@ -222,6 +229,7 @@ class DatasetWriter:
                 p.unlink()
         w = cls.__new__(cls)
         w.path, w.header = path, header
+        w.columns = check_columns(header.columns)
         w.commit_rows, w.durable = COMMIT_ROWS, False
         w.rows, w._since_commit, w._done = keep * cap, 0, keep
         w._current, w._closed, w._pool = None, False, None
@@ -265,17 +273,35 @@ class DatasetWriter:
         """Shards finished so far (sealed, while writing)."""
         return self._done
 
+    def set_group_names(self, ids: np.ndarray, names: Sequence[str]) -> None:
+        """The names of the groups (``columns.group_id`` of each), kept in the index."""
+        order = np.argsort(np.asarray(ids, np.int64), kind="stable")
+        self.index.group_names = (np.asarray(ids, np.int64)[order], [names[i] for i in order])
+
     # -- writing -----------------------------------------------------------------
-    def append(self, x: Any, y: Any) -> None:
-        """Append rows; they are visible to readers after the next commit."""
+    def append(self, x: Any, y: Any, cols: dict[str, Any] | None = None) -> None:
+        """Append rows; they are visible to readers after the next commit. ``cols``: one
+        array per column of the dataset (its group, kept fields), as long as ``x``."""
         h = self.header
         x, y = validate_batch(
             self.path, x, y, h.sample_shape, h.dtype, len(h.class_names), self.rows
         )
+        given = cols or {}
+        if set(given) != set(self.columns):
+            raise DatasetError(
+                self.path,
+                f"rows come with columns {sorted(given)}, the dataset has {sorted(self.columns)}",
+                "Give every column with every row",
+            )
+        try:
+            checked = {k: as_column(k, given[k], dt, len(x)) for k, dt in self.columns.items()}
+        except ValueError as exc:
+            raise DatasetError(self.path, f"rows {self.rows}..: {exc}", "Fix the values") from None
         at = 0
         while at < len(x):
             shard = self._shard_with_room()
-            n = shard.append(x[at:], y[at:])
+            part = {k: v[at:] for k, v in checked.items()}
+            n = shard.append(x[at:], y[at:], part)
             at += n
             self.rows += n
             self._since_commit += n
@@ -313,6 +339,13 @@ class DatasetWriter:
         if self.header.layout == "single":
             if self._done == 0:  # nothing was appended: still leave a valid empty dataset
                 self._create_shard().close()
+            if self.index.group_names is not None:
+                import h5py
+
+                from .index import write_group_names
+
+                with h5py.File(self.path, "r+") as f:
+                    write_group_names(f, *self.index.group_names)
             return
         self.index.rewrite(complete=complete)
 
@@ -342,6 +375,7 @@ class DatasetWriter:
             dataset_uuid=h.uuid,
             compression=h.compression,
             durable=self.durable,
+            columns=self.columns,
         )
         if h.layout == "single":
             if number > 0:
