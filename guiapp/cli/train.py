@@ -36,6 +36,7 @@ OPTION_FIELDS = (
     "max_steps",
     "early_stopping",
     "steps_per_call",
+    "split_by",
 )
 
 
@@ -54,8 +55,20 @@ def register(sub: Any) -> None:
     a("--out", default=None, help="run or experiment folder to create (or to resume)")
     a("--epochs", type=int, default=None, help="epochs per trial (default 1)")
     a("--batch", type=int, default=None, help="batch per device (global = batch x devices); 256")
-    a("--val", type=float, default=None, help="validation fraction (by block); default 0.1")
-    a("--test", type=float, default=None, help="test fraction held out (by block)")
+    a(
+        "--val",
+        type=float,
+        default=None,
+        help="validation fraction (whole groups where rows have groups); default 0.1",
+    )
+    a("--test", type=float, default=None, help="test fraction held out (whole groups too)")
+    a(
+        "--split-by",
+        default=None,
+        choices=["groups", "rows"],
+        help="groups (default): every group of rows stays in one split, fold and fraction; "
+        "rows: groups may cross splits (scores may be inflated by related rows)",
+    )
     a("--folds", type=int, default=None, help="k-fold cross-validation: a trial per fold")
     a("--fold", type=int, default=None, help="with --folds: train only this fold")
     a(

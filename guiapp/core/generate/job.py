@@ -25,6 +25,7 @@ from ..errors import DatasetError, UserError, not_enough_space
 from ..events import EventSink, RateMeter
 from ..provenance import versions
 from ..store import remove_dataset, shard_dir
+from ..store.columns import GROUP
 from ..store.format import LABEL_DTYPE, row_nbytes
 from ..store.index import DatasetHeader, IndexFile
 from ..store.lock import DatasetLock
@@ -169,6 +170,7 @@ class GenerationJob:
                 shard_capacity=cfg.shard_rows,
                 provenance=prov,
                 created=str(prov["created"]),
+                columns={GROUP: "int64"} if cfg.groups else {},
             )
             self._write_index()
             self.sink.emit("started", path=str(path), config=cfg.to_json(), plan=plan.to_json())

@@ -85,7 +85,7 @@ def measure_rate(cfg: GenConfig) -> float:
     n = int(max(1, min(cfg.chunk_rows, cfg.n, 4096, MEASURE_BYTES // per)))
     source.batch(rng, min(n, 64))  # warm-up: imports, caches (kmer1d's genomes)
     t = time.perf_counter()
-    x, _ = source.batch(rng, n)
+    x, _, _ = source.batch(rng, n)
     rate = n / max(time.perf_counter() - t, 1e-6)
     bad = nonfinite_rows(x)
     if bad is not None and cfg.on_nonfinite != "skip":

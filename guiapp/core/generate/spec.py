@@ -60,6 +60,9 @@ class GenConfig:
     file: str | None = None
     file_sha256: str | None = None
     on_nonfinite: str = "error"
+    #: Rows carry a group (``store/columns.py``): the augmented copies of one source
+    #: sample share its group; a user generator returning ``(x, y, groups)`` names its own.
+    groups: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -80,6 +83,8 @@ class GenConfig:
         }
         if self.on_nonfinite != "error":  # the default is left out: configs stay as they were
             out["on_nonfinite"] = self.on_nonfinite
+        if self.groups:  # (likewise)
+            out["groups"] = True
         return out
 
     @classmethod
@@ -98,6 +103,7 @@ class GenConfig:
             file=d["file"],
             file_sha256=d["file_sha256"],
             on_nonfinite=str(d.get("on_nonfinite", "error")),
+            groups=bool(d.get("groups", False)),
         )
 
     @property
@@ -193,6 +199,9 @@ def resolve_config(
         names = mod.class_names(classes)
     if augment is not None:
         augment = Augmenter(augment, shape, dtype).spec
+    groups = bool(augment and int(augment.get("copies", 1)) > 1)
+    if is_file:
+        groups = groups or user.returns_groups(str(file), params)
     cap = shard_rows or default_capacity(shape, np.dtype(dtype))
     if cap < 1:
         raise UserError(f"--shard-rows {cap}: give a positive number of rows per shard")
@@ -210,7 +219,13 @@ def resolve_config(
         file=file,
         file_sha256=digest,
         on_nonfinite=on_nonfinite,
+        groups=groups,
     )
+
+
+#: A generated row's group: ``(shard << GROUP_SHIFT) + the index of its source sample in
+#: the shard`` (built-in generators and augmented copies), or the user's own group ids.
+GROUP_SHIFT = 32
 
 
 def nonfinite_rows(x: np.ndarray) -> np.ndarray | None:
@@ -240,25 +255,38 @@ class Source:
                 )
             self._fn = user.load(cfg.file)
         self.skipped = 0  # rows with NaN/Inf dropped from the last shard (``skip``)
+        self.sources = 0  # source samples the last ``batch`` drew
 
-    def _generate(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    def _generate(
+        self, rng: np.random.Generator, n: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         cfg = self.cfg
         if cfg.generator == "file":
             assert cfg.file is not None
             return user.call(self._fn, cfg.file, rng, n, cfg.params)
-        return BUILTIN[cfg.generator].generate(rng, n, cfg.params)  # type: ignore[no-any-return]
+        x, y = BUILTIN[cfg.generator].generate(rng, n, cfg.params)
+        return x, y, None
 
-    def batch(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    def batch(
+        self, rng: np.random.Generator, n: int, first_source: int = 0
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``n`` finished rows and, when the config has groups, each row's group (its source
+        sample ``first_source + i``, or the user's group). :attr:`sources` says how many
+        source samples the call drew."""
+        copies = self.aug.copies if self.aug is not None else 1
+        m = -(-n // copies)
+        x, y, g = self._generate(rng, m)
+        self.sources = m
+        if self.cfg.groups and g is None:
+            g = first_source + np.arange(m, dtype=np.int64)
         if self.aug is None:
-            x, y = self._generate(rng, n)
-            return x.astype(self.dtype, copy=False), y
-        copies = self.aug.copies
-        x, y = self._generate(rng, -(-n // copies))
+            return x.astype(self.dtype, copy=False), y, g
         if copies > 1:
             x, y = np.repeat(x, copies, axis=0), np.repeat(y, copies)
+            g = None if g is None else np.repeat(g, copies)
         x = self.aug.apply(rng, x)
         keep = rng.permutation(len(x))[:n]
-        return x[keep].astype(self.dtype, copy=False), y[keep]
+        return x[keep].astype(self.dtype, copy=False), y[keep], None if g is None else g[keep]
 
     @property
     def where(self) -> str:
@@ -271,7 +299,7 @@ class Source:
 
     def shard(
         self, k: int, rows: int | None = None, start: ShardResume | None = None
-    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
         """Shard ``k``'s rows, chunk by chunk: a pure function of (config, seed, k).
 
         Rows holding NaN/Inf are refused (``on_nonfinite="error"``) or dropped and drawn
@@ -285,13 +313,15 @@ class Source:
         rng = np.random.default_rng([cfg.seed, k])
         chunk = cfg.chunk_rows
         self.skipped = 0
-        done = 0
+        done = sources = 0
         if start is not None:
             rng.bit_generator.state = start.rng_state
-            done, self.skipped = start.rows, start.skipped
-        self._rng, self._done = rng, done
+            done, self.skipped, sources = start.rows, start.skipped, start.sources
+        self._rng, self._done, self._sources = rng, done, sources
         while done < rows:
-            x, y = self.batch(rng, min(chunk, rows - done))
+            x, y, g = self.batch(rng, min(chunk, rows - done), (k << GROUP_SHIFT) + sources)
+            sources += self.sources
+            self._sources = sources
             bad = nonfinite_rows(x)
             if bad is not None:
                 if cfg.on_nonfinite != "skip":
@@ -303,14 +333,17 @@ class Source:
                         "NaN/Inf and were skipped. Fix the generator"
                     )
                 x, y = x[~bad], y[~bad]
+                g = None if g is None else g[~bad]
             done += len(x)
             self._done = done
             if len(x):
-                yield x, y
+                yield x, y, g
 
     def resume_point(self) -> ShardResume:
         """Where the current shard's stream stands (after the chunk last yielded)."""
-        return ShardResume(self._done, self.skipped, dict(self._rng.bit_generator.state))
+        return ShardResume(
+            self._done, self.skipped, dict(self._rng.bit_generator.state), self._sources
+        )
 
 
 @dataclass(frozen=True)
@@ -324,15 +357,23 @@ class ShardResume:
     rows: int
     skipped: int
     rng_state: dict[str, Any]
+    sources: int = 0  # source samples drawn so far (they number the rows' groups)
 
     def to_json(self) -> str:
-        return json.dumps({"rows": self.rows, "skipped": self.skipped, "rng": self.rng_state})
+        return json.dumps(
+            {
+                "rows": self.rows,
+                "skipped": self.skipped,
+                "rng": self.rng_state,
+                "sources": self.sources,
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str) -> ShardResume | None:
         """The point stored in ``text``; None when it is not one (then the shard restarts)."""
         try:
             d = json.loads(text)
-            return cls(int(d["rows"]), int(d["skipped"]), dict(d["rng"]))
+            return cls(int(d["rows"]), int(d["skipped"]), dict(d["rng"]), int(d.get("sources", 0)))
         except (ValueError, KeyError, TypeError):
             return None

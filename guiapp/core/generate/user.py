@@ -11,7 +11,10 @@ process, to measure and check it before anything is written). Its contract:
                 ``classes`` (int) and ``dtype`` (str).
     returns     ``(x, y)``: ``x`` an array of shape ``(n, *shape)`` whose dtype converts to
                 ``dtype`` without loss of kind (float64 -> float32 is fine, float -> uint16 is
-                not); ``y`` ``n`` integer labels in ``0..classes-1``.
+                not); ``y`` ``n`` integer labels in ``0..classes-1``. Or ``(x, y, groups)``:
+                ``groups`` ``n`` integers >= 0, each sample's group (its patient, slide,
+                genome: rows of one group never cross train/validation/test). Without
+                groups each sample is its own group (augmented copies share theirs).
 
 Optionally the file defines ``CLASS_NAMES = [...]`` (one name per class).
 """
@@ -103,18 +106,29 @@ def class_names(path: str | Path, classes: int) -> list[str]:
     return names
 
 
+def returns_groups(path: str | Path, params: dict[str, Any]) -> bool:
+    """Whether the file's ``generate`` returns ``(x, y, groups)`` (one small trial call)."""
+    fn = load(path)
+    where = Path(path).resolve()
+    with _user_code(where, "generate(rng, 4, params) raised an error"):
+        out = fn(np.random.default_rng(0), 4, dict(params))
+    return isinstance(out, tuple) and len(out) == 3
+
+
 def call(
     fn: GenerateFn, path: str | Path, rng: np.random.Generator, n: int, params: dict[str, Any]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Run the user's function and check what it returns against the dataset's schema."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Run the user's function and check what it returns against the dataset's schema:
+    ``(x, y, groups or None)``."""
     where = Path(path).resolve()
     with _user_code(where, f"generate(rng, {n}, params) raised an error"):
         out = fn(rng, n, dict(params))
-    if not isinstance(out, tuple) or len(out) != 2:
+    if not isinstance(out, tuple) or len(out) not in (2, 3):
         raise UserError(
-            f"{where}: generate() returned {type(out).__name__}, not a tuple (x, y). "
-            "Return two arrays: samples and labels"
+            f"{where}: generate() returned {type(out).__name__}, not a tuple (x, y) or "
+            "(x, y, groups). Return two arrays (samples and labels), or three with groups"
         )
+    groups = None if len(out) == 2 else _groups(where, np.asarray(out[2]), n)
     x, y = np.asarray(out[0]), np.asarray(out[1])
     shape = tuple(int(s) for s in params["shape"])
     dtype = np.dtype(params["dtype"])
@@ -140,4 +154,20 @@ def call(
             f"{where}: generate() returned label {bad}, outside 0..{k - 1}. "
             "Return class indices below --classes"
         )
-    return x.astype(dtype, copy=False), y.astype(np.int32, copy=False)
+    return x.astype(dtype, copy=False), y.astype(np.int32, copy=False), groups
+
+
+def _groups(where: Path, g: np.ndarray, n: int) -> np.ndarray:
+    """The user's groups checked: ``n`` integers >= 0."""
+    if g.shape != (n,) or (n and g.dtype.kind not in "iu"):
+        raise UserError(
+            f"{where}: generate() returned groups of shape {g.shape} and dtype {g.dtype}; "
+            f"expected {n} integers. Return one integer group id per sample"
+        )
+    if n and (int(g.min()) < 0 or (g.dtype.kind == "u" and int(g.max()) >= 2**63)):
+        i = int(np.flatnonzero(g < 0)[0]) if int(g.min()) < 0 else int(np.argmax(g))
+        raise UserError(
+            f"{where}: generate() returned group {int(g[i])} for sample {i}; "
+            "group ids are integers in 0..2^63-1"
+        )
+    return g.astype(np.int64, copy=False)

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import UserError, disk_error
 from ..store import ShardWriter
+from ..store.columns import GROUP, GROUP_DTYPE
 from ..store.format import shard_relpath
 from ..store.lock import DatasetLock
 from ..store.stats import GenStats
@@ -81,6 +82,7 @@ class Worker:
             dtype=cfg.dtype,
             num_classes=cfg.classes,
             dataset_uuid=self.uuid,
+            columns={GROUP: GROUP_DTYPE} if cfg.groups else None,
         )
         return w, None
 
@@ -96,8 +98,8 @@ class Worker:
         stats = stats or GenStats(cfg.sample_shape, cfg.dtype)
         since = 0
         try:
-            for x, y in source.shard(k, rows, point):
-                w.append(x, y)
+            for x, y, g in source.shard(k, rows, point):
+                w.append(x, y, None if g is None else {GROUP: g})
                 stats.update(x)
                 since += len(x)
                 stop = self.stopping() and w.written < rows

@@ -82,6 +82,7 @@ class BatchPipeline:
         threads: int | None = None,
         prefetch: int = 8,
         use_pread: bool | None = None,
+        row_mask: np.ndarray | None = None,
     ) -> None:
         self.ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
         self.plan = ReadPlan(
@@ -98,6 +99,7 @@ class BatchPipeline:
             shuffle=shuffle,
             drop_remainder=drop_remainder,
             fraction=fraction,
+            row_mask=row_mask,
         )
         self.out_dtype = np.dtype(dtype) if dtype is not None else self.ds.dtype
         self.augment = augment or AugmentSpec()

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -107,6 +108,10 @@ class ReadPlan:
     drop_remainder: bool = False
     #: Use only this fraction of the split's blocks (a data-scaling curve), chosen by hash.
     fraction: float = 1.0
+    #: The rows to read, one bool per dataset row, when the split goes by groups
+    #: (``group_split.split_mask``): it replaces ``split``/``splits``/``fraction``'s choice
+    #: of blocks, and a block then holds only its selected rows.
+    row_mask: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 0.0 < self.fraction <= 1.0:
@@ -118,18 +123,49 @@ class ReadPlan:
             raise ValueError(f"split {self.split!r} is not one of {', '.join(SPLITS)}")
         if not 0 <= self.worker < self.workers:
             raise ValueError(f"worker {self.worker} is not in 0..{self.workers - 1}")
+        if self.row_mask is not None and len(self.row_mask) != self.rows:
+            raise ValueError(f"row_mask holds {len(self.row_mask)} rows, the plan {self.rows}")
 
     # -- blocks ------------------------------------------------------------------------
     @property
     def num_blocks(self) -> int:
         return -(-self.rows // self.block_rows)
 
+    @cached_property
+    def _mask_counts(self) -> np.ndarray:
+        """Selected rows per block (with a row mask)."""
+        assert self.row_mask is not None
+        if not self.rows:
+            return np.zeros(0, np.int64)
+        starts = np.arange(0, self.rows, self.block_rows)
+        return np.add.reduceat(self.row_mask.astype(np.int64), starts)
+
     def block_lengths(self, blocks: np.ndarray) -> np.ndarray:
+        """Rows each block gives this plan (its selected rows, with a row mask)."""
+        if self.row_mask is not None:
+            return self._mask_counts[blocks.astype(np.int64)]
         start = blocks.astype(np.int64) * self.block_rows
         return np.minimum(self.block_rows, self.rows - start)
 
+    def selected_rows(self) -> np.ndarray:
+        """The dataset rows of this plan's split (all workers), in dataset order."""
+        if self.row_mask is not None:
+            return np.flatnonzero(self.row_mask).astype(np.int64)
+        if self.split == "all" and self.fraction >= 1.0:
+            return np.arange(self.rows, dtype=np.int64)
+        blocks = self.selected_blocks()
+        if not len(blocks):
+            return np.zeros(0, np.int64)
+        starts = blocks.astype(np.int64) * self.block_rows
+        lengths = self.block_lengths(blocks)
+        return np.concatenate(
+            [np.arange(a, a + n, dtype=np.int64) for a, n in zip(starts, lengths, strict=True)]
+        )
+
     def selected_blocks(self) -> np.ndarray:
         """Block ids of this plan's split (all workers), in id order."""
+        if self.row_mask is not None:
+            return np.flatnonzero(self._mask_counts).astype(np.int64)
         ids = np.arange(self.num_blocks, dtype=np.int64)
         if self.split != "all":
             code = {"train": 0, "val": 1, "test": 2}[self.split]
@@ -213,6 +249,8 @@ class EpochPlan:
         return got
 
     def _window_runs(self, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self.plan.row_mask is not None:
+            return self._masked_window_runs(w)
         blocks, lengths = self.window_blocks(w)
         c = self.plan.chunk_rows
         per_block = -(-lengths // c)
@@ -230,6 +268,41 @@ class EpochPlan:
         dest[order] = np.concatenate([[0], np.cumsum(length[order])])[:-1]
         by_src = np.argsort(src, kind="stable")
         return src[by_src], dest[by_src], length[by_src]
+
+    def _masked_window_runs(self, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``_window_runs`` where blocks hold only their selected rows: chunks of ``chunk_rows``
+        selected rows of a block (the same chunk shuffle), then runs of rows contiguous in
+        both the dataset and the buffer."""
+        plan = self.plan
+        assert plan.row_mask is not None
+        blocks, lengths = self.window_blocks(w)
+        c, b = plan.chunk_rows, plan.block_rows
+        parts = []
+        for blk in blocks.tolist():
+            a = blk * b
+            parts.append(np.flatnonzero(plan.row_mask[a : min(a + b, plan.rows)]) + a)
+        src_rows = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        first = np.concatenate([[0], np.cumsum(lengths)])[:-1]
+        index_in_block = np.arange(len(src_rows)) - np.repeat(first, lengths)
+        per_block = -(-lengths // c)
+        chunk_first = np.concatenate([[0], np.cumsum(per_block)])[:-1]
+        chunk = np.repeat(chunk_first, lengths) + index_in_block // c
+        nchunks = int(per_block.sum())
+        chunk_len = np.bincount(chunk, minlength=nchunks)
+        if plan.shuffle:
+            rng = np.random.default_rng([plan.seed, self.epoch, plan.worker, w, 0xC4])
+            order = rng.permutation(nchunks)
+        else:
+            order = np.arange(nchunks)
+        chunk_dest = np.empty(nchunks, dtype=np.int64)
+        chunk_dest[order] = np.concatenate([[0], np.cumsum(chunk_len[order])])[:-1]
+        dest = chunk_dest[chunk] + index_in_block % c
+        by_src = np.argsort(src_rows, kind="stable")
+        s, d = src_rows[by_src].astype(np.int64), dest[by_src]
+        brk = np.ones(len(s), bool)
+        brk[1:] = (np.diff(s) != 1) | (np.diff(d) != 1)
+        at = np.flatnonzero(brk)
+        return s[at], d[at], np.diff(np.append(at, len(s))).astype(np.int64)
 
     def segment_runs(self, b0: int, b1: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The copy plan of batches ``[b0, b1)``: runs ``(src_row, dest_row, length)``.

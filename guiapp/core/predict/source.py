@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FileError, UserError
+from ..pipeline.group_split import split_mask
 from ..pipeline.read_plan import SPLITS, ReadPlan, SplitSpec
 from ..store import Dataset
 from ..train.config import TrainConfig
@@ -39,9 +40,8 @@ class ModelSource:
 
     def split_spec(self) -> SplitSpec:
         """The run's splits (val/test/folds/seed); a bare model file has none."""
-        cfg = self.train_config()
-        fold = cfg.fold if cfg.folds else 0
-        return SplitSpec(val=cfg.val, test=cfg.test, folds=cfg.folds, fold=fold, seed=cfg.seed)
+        spec: SplitSpec = self.train_config().splits()
+        return spec
 
     def train_config(self) -> TrainConfig:
         known: dict[str, Any] = {"data": "", "model": {}, "out": ""}
@@ -113,6 +113,8 @@ def split_plan(ds: Dataset, source: ModelSource, split: str, batch: int) -> Read
             f"--split {split}: a bare model file has no splits; give its run folder, or --split all"
         )
     cfg = source.train_config()
+    splits = source.split_spec() if source.run_dir else SplitSpec()
+    mask = split_mask(ds, splits, split, split_by=cfg.split_by) if source.run_dir else None
     return ReadPlan(
         rows=len(ds),
         batch_size=batch,
@@ -121,20 +123,12 @@ def split_plan(ds: Dataset, source: ModelSource, split: str, batch: int) -> Read
         chunk_rows=1024,
         seed=cfg.seed,
         split=split,
-        splits=source.split_spec() if source.run_dir else SplitSpec(),
+        splits=splits,
         shuffle=False,
+        row_mask=mask,
     )
 
 
 def plan_rows(plan: ReadPlan) -> np.ndarray:
     """The dataset rows an in-order plan reads, in the order it reads them."""
-    blocks = plan.selected_blocks()
-    if not len(blocks):
-        return np.zeros(0, np.int64)
-    starts = blocks.astype(np.int64) * plan.block_rows
-    lengths = plan.block_lengths(blocks)
-    if plan.split == "all":
-        return np.arange(plan.rows, dtype=np.int64)
-    return np.concatenate(
-        [np.arange(a, a + n, dtype=np.int64) for a, n in zip(starts, lengths, strict=True)]
-    )
+    return plan.selected_rows()

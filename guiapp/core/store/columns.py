@@ -206,7 +206,10 @@ def group_summary(ds: Any) -> dict[str, Any]:
     if GROUP not in ds.columns:
         return {"groups": None, "kept_fields": fields}
     if len(ds) > SUMMARY_MAX_ROWS:
-        return {"groups": "not counted (over 10^8 rows: see check --leakage)", "kept_fields": fields}
+        return {
+            "groups": "not counted (over 10^8 rows: see check --leakage)",
+            "kept_fields": fields,
+        }
     g = read_column(ds, GROUP)
     _, sizes = np.unique(g, return_counts=True)
     return {

@@ -17,8 +17,8 @@ import h5py
 import numpy as np
 
 from ..errors import DatasetError
-from .format import FORMAT_NAME, FORMAT_VERSION, LABEL_DTYPE, X, Y, shard_relpath
 from .columns import GROUP, check_columns, dtype_text
+from .format import FORMAT_NAME, FORMAT_VERSION, LABEL_DTYPE, X, Y, shard_relpath
 from .index import SINGLE_FILE, ShardTable, read_manifest
 from .shard_meta import ShardMeta, check_shard_size, open_h5, raw_arrays, read_shard_meta
 from .shard_stats import ShardStats

@@ -373,4 +373,3 @@ def _virtual(f: h5py.File, index_path: Path, header: DatasetHeader, table: Shard
             layout[at : at + rows] = src[0:rows]
             at += rows
         f.create_virtual_dataset(name, layout)
-

@@ -47,6 +47,10 @@ class TrainConfig:
     # on the CPU, docs/BENCHMARKS.md says what a GPU user should set). Results do not
     # depend on it: calls end at every log, checkpoint and epoch boundary.
     steps_per_call: int = 1
+    #: How the splits, folds and fractions are cut: ``groups`` keeps every group of rows
+    #: whole (rows without groups are each their own group); ``rows`` lets groups cross
+    #: splits, and the run says so wherever it shows its scores.
+    split_by: str = "groups"
 
     @classmethod
     def from_json(cls, obj: Any, where: str = "config") -> TrainConfig:
@@ -96,7 +100,16 @@ class TrainConfig:
         keep = {k: v for k, v in self.to_json().items() if k not in RESUMABLE_CHANGES}
         if not keep.get("early_stopping"):  # runs from before early stopping keep their hash
             keep.pop("early_stopping", None)
+        if keep.get("split_by") == "groups":  # runs from before grouped splits keep theirs
+            keep.pop("split_by", None)
         return keep
+
+    def splits(self, fold: int | None = None) -> Any:
+        """The ``SplitSpec`` of this run (its own fold unless ``fold`` is given)."""
+        from ..pipeline.read_plan import SplitSpec
+
+        f = (self.fold if fold is None else fold) if self.folds else 0
+        return SplitSpec(val=self.val, test=self.test, folds=self.folds, fold=f, seed=self.seed)
 
     def identity(self) -> str:
         keep = self.identity_fields()
@@ -136,7 +149,7 @@ RESUMABLE_CHANGES = (
 OPTION_NAMES = (
     "data", "epochs", "batch", "val", "test", "folds", "fold", "seed", "devices", "augment",
     "class_weights", "max_steps", "log_every", "checkpoint_every", "worker_index",
-    "early_stopping", "steps_per_call",
+    "early_stopping", "steps_per_call", "split_by",
 )  # fmt: skip
 
 
@@ -219,6 +232,15 @@ def check_early_stopping(cfg: TrainConfig) -> str | None:
     return None
 
 
+def check_split_by(cfg: TrainConfig) -> str | None:
+    if cfg.split_by in ("groups", "rows"):
+        return None
+    return (
+        f"--split-by {cfg.split_by}: use groups (the default: every group of rows stays in "
+        "one split) or rows (groups may cross splits)"
+    )
+
+
 def check_class_weights(cfg: TrainConfig) -> str | None:
     if cfg.class_weights in (None, "balanced"):
         return None
@@ -253,6 +275,7 @@ CHECKS: list[Callable[[TrainConfig], str | None]] = [
     check_early_stopping,
     check_class_weights,
     check_devices,
+    check_split_by,
 ]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import errors, store
 from ..errors import UserError
+from ..pipeline.group_split import describe_split
 from ..provenance import versions
 from ..store.lock import writer_active
 from .config import TrainConfig
@@ -145,6 +146,7 @@ def resolved_config(
             "class_names": ds.class_names,
             "shard_hashes": [s.content_hash for s in ds.shards],
         },
+        "split": describe_split(ds, cfg.splits(), fraction=cfg.fraction, split_by=cfg.split_by),
         "devices": dev.description,
         "replicas": dev.replicas,
         "global_batch": global_batch,

@@ -16,6 +16,7 @@ import numpy as np
 from .. import errors
 from ..errors import UserError
 from ..pipeline import AugmentSpec, BatchPipeline, SplitSpec
+from ..pipeline.group_split import split_mask
 from ..store import Dataset
 from .checkpoint import assign_all, load_checkpoint
 from .config import TrainConfig
@@ -103,6 +104,9 @@ def prepare_run(
     per_replica = cfg.batch
     global_batch = per_replica * dev.replicas
     splits = SplitSpec(val=cfg.val, test=cfg.test, folds=cfg.folds, fold=cfg.fold, seed=cfg.seed)
+    val_split = cfg.validation_split()
+    train_mask = split_mask(ds, splits, "train", fraction=cfg.fraction, split_by=cfg.split_by)
+    val_mask = split_mask(ds, splits, val_split, split_by=cfg.split_by) if val_split else None
     common: dict[str, Any] = dict(
         block_rows=cfg.block_rows_for(len(ds)),
         window_blocks=cfg.window_blocks,
@@ -119,6 +123,7 @@ def prepare_run(
         workers=dev.workers,
         drop_remainder=True,
         fraction=cfg.fraction,
+        row_mask=train_mask,
         augment=AugmentSpec.from_json(cfg.augment),
         class_weights=cfg.class_weights,
         **common,
@@ -138,9 +143,10 @@ def prepare_run(
         raise UserError(
             f"{ds.path}: the training split holds too few rows for one step of {global_batch} (batch {per_replica} x {dev.replicas} replicas); lower --batch or --val"
         )
-    val_split = cfg.validation_split()
     val = (
-        BatchPipeline(ds, batch_size=max(per_replica, 256), split=val_split, **common)
+        BatchPipeline(
+            ds, batch_size=max(per_replica, 256), split=val_split, row_mask=val_mask, **common
+        )
         if val_split
         else None
     )

@@ -24,6 +24,7 @@ from .. import errors
 from ..errors import UserError
 from ..events import CancelToken, EventSink
 from ..pipeline import BatchPipeline
+from ..pipeline.group_split import describe_split
 from .checkpoint import first_nonfinite, save_checkpoint
 from .config import TrainConfig
 from .devices import Devices
@@ -124,6 +125,7 @@ class TrainingJob:
             class_names=ds.class_names,
             train_rows=prep.steps * prep.global_batch,
             val_rows=prep.val.rows_per_epoch if prep.val else 0,
+            split=describe_split(ds, cfg.splits(), fraction=cfg.fraction, split_by=cfg.split_by),
             resumed_from=({"epoch": state.epoch, "step": state.step} if self.resume else None),
         )
 

@@ -1,7 +1,7 @@
 """The dataset rows a run validated (and reported) on, from its config alone.
 
 The runner validates on ``TrainConfig.validation_split()`` (val, else test) of the block
-plan; this is the same plan, unshuffled (pure numpy, no TensorFlow), so the Runs page can
+plan (whole groups where the rows have groups); this is the same plan, unshuffled (pure numpy, no TensorFlow), so the Runs page can
 show exactly the samples behind a confusion-matrix cell.
 """
 
@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ..pipeline.read_plan import ReadPlan, SplitSpec
+from ..pipeline.group_split import split_mask
+from ..pipeline.read_plan import ReadPlan
 from .config import TrainConfig
 
 
@@ -23,13 +24,18 @@ def config_of(recorded: dict[str, Any]) -> TrainConfig:
     return TrainConfig(**known)
 
 
-def validation_rows(cfg: TrainConfig, rows: int) -> np.ndarray:
-    """The dataset rows of the run's validation split, in order (empty without one)."""
+def validation_rows(cfg: TrainConfig, rows: int, ds: Any = None) -> np.ndarray:
+    """The dataset rows of the run's validation split, in order (empty without one).
+
+    ``ds``: the open dataset, needed where its rows carry groups (the split then takes
+    whole groups); without it the split goes by blocks."""
     split = cfg.validation_split()
     if split is None:
         return np.zeros(0, np.int64)
-    fold = cfg.fold if cfg.folds else 0
-    splits = SplitSpec(val=cfg.val, test=cfg.test, folds=cfg.folds, fold=fold, seed=cfg.seed)
+    splits = cfg.splits()
+    mask = None
+    if ds is not None:
+        mask = split_mask(ds, splits, split, split_by=cfg.split_by)
     plan = ReadPlan(
         rows=rows,
         batch_size=max(1, cfg.batch),
@@ -38,12 +44,6 @@ def validation_rows(cfg: TrainConfig, rows: int) -> np.ndarray:
         split=split,
         splits=splits,
         shuffle=False,
+        row_mask=mask,
     )
-    blocks = plan.selected_blocks()
-    if not len(blocks):
-        return np.zeros(0, np.int64)
-    starts = blocks.astype(np.int64) * plan.block_rows
-    lengths = plan.block_lengths(blocks)
-    return np.concatenate(
-        [np.arange(a, a + n, dtype=np.int64) for a, n in zip(starts, lengths, strict=True)]
-    )
+    return plan.selected_rows()

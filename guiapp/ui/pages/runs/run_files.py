@@ -136,11 +136,12 @@ def _best_trial(folder: Path) -> Path | None:
     return None
 
 
-def validation_rows(config: dict[str, Any], rows: int) -> np.ndarray:
-    """The dataset rows of the run's validation split, in order."""
+def validation_rows(config: dict[str, Any], rows: int, ds: Any = None) -> np.ndarray:
+    """The dataset rows of the run's validation split, in order (``ds``: the open dataset,
+    whose groups decide the split where its rows have them)."""
     from guiapp.core.train import validation_rows as core
 
-    return core.validation_rows(core.config_of(config), rows)
+    return core.validation_rows(core.config_of(config), rows, ds)
 
 
 def predictions_file(info: dict[str, Any]) -> Path:
@@ -160,7 +161,7 @@ def class_rows(data: str, config: dict[str, Any], true_class: int) -> np.ndarray
     from guiapp.core.store import Dataset
 
     with Dataset(data) as ds:
-        rows = validation_rows(config, len(ds))
+        rows = validation_rows(config, len(ds), ds)
         if not len(rows):
             return rows
         labels = ds.read_labels(int(rows[0]), int(rows[-1]) + 1)
