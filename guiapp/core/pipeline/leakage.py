@@ -108,7 +108,8 @@ def _duplicates(ds: Any, codes: np.ndarray) -> dict[str, Any]:
     # Runs of equal hashes: candidates, confirmed byte by byte.
     starts = np.unique(np.concatenate([same, same + 1]))
     runs = np.split(order[starts], np.flatnonzero(np.diff(starts) > 1) + 1)
-    found, rows, examples = 0, 0, []
+    found, rows = 0, 0
+    examples: list[dict[str, Any]] = []
     for run in runs:
         run = np.sort(run)
         if len(set(codes[run].tolist())) < 2:
