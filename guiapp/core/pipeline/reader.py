@@ -24,6 +24,8 @@ from ..store import Dataset
 from ..store.format import LABEL_DTYPE
 
 IOV_MAX = 1024
+#: Gaps between runs of at most this many bytes are read (into scratch) rather than skipped.
+GAP_BYTES = 1 << 16
 HAVE_PREADV = hasattr(os, "preadv")
 ALIGN = 64
 
@@ -79,6 +81,7 @@ class WindowReader:
         self._fd_lock = threading.Lock()
         self._arrays_lock = threading.Lock()  # h5py-backed shards: one reader at a time
         self.pool = AlignedPool(pool_buffers)
+        self._local = threading.local()
         if self.use_pread:
             _jitread()
 
@@ -113,16 +116,19 @@ class WindowReader:
         """Copy dataset rows ``src[i]:src[i]+length[i]`` to buffer rows ``dest[i]:...``."""
         src, dest, length = _split_at_shards(src, dest, length, self.starts)
         shard = np.searchsorted(self.starts, src, side="right") - 1
+        if self.use_pread and _jitread() is not None:
+            # Small gaps between runs (rows of other splits, with a grouped split) are read
+            # into a scratch buffer, so a block stays one read: a copy of a few rows costs
+            # less than a system call per run.
+            filled = _fill_gaps(src, dest, length, shard, self.row_bytes)
+            if self._compiled(*filled, x, y):
+                return
         # Groups of runs that are contiguous in the source and in one shard: one read each.
-        brk = np.ones(len(src), dtype=bool)
-        if len(src) > 1:
-            brk[1:] = (src[:-1] + length[:-1] != src[1:]) | (shard[:-1] != shard[1:])
-        idx = np.flatnonzero(brk)
-        bounds = np.append(idx, len(src))
+        bounds = _group_bounds(src, length, shard)
         if self.use_pread:
             self._preadv_groups(src, dest, length, shard, bounds, x, y)
             return
-        for g in range(len(idx)):
+        for g in range(len(bounds) - 1):
             a, b = int(bounds[g]), int(bounds[g + 1])
             k = int(shard[a])
             local = int(src[a] - self.starts[k])
@@ -147,8 +153,6 @@ class WindowReader:
         numpy calls cost more than the copy of a block of short rows.
         """
         rb, lb = self.row_bytes, LABEL_DTYPE.itemsize
-        if self._compiled(src, dest, length, shard, bounds, x, y):
-            return
         xmv = x.reshape(-1).view(np.uint8).data
         ymv = y.reshape(-1).view(np.uint8).data
         dx, nx = (dest * rb).tolist(), (length * rb).tolist()
@@ -182,16 +186,18 @@ class WindowReader:
         dest: np.ndarray,
         length: np.ndarray,
         shard: np.ndarray,
-        bounds: np.ndarray,
+        junk: np.ndarray | None,
         x: np.ndarray,
         y: np.ndarray,
     ) -> bool:
-        """The same reads through ``jitread.read_groups`` (no GIL); False where numba is
-        missing or a read came back short (the caller then reads the segment again)."""
+        """The reads through ``jitread.read_groups`` (no GIL), runs marked ``junk`` into the
+        thread's scratch buffers; False where numba is missing or a read came back short
+        (the caller then reads the segment again)."""
         jr = _jitread()
         if jr is None:
             return False
         rb, lb = self.row_bytes, LABEL_DTYPE.itemsize
+        bounds = _group_bounds(src, length, shard)
         first = bounds[:-1]
         ks = shard[first].tolist()
         info = [self._fd(k) for k in ks]
@@ -200,20 +206,34 @@ class WindowReader:
         fds = np.array([i[0] for i in info], np.int64)
         pos_x = np.array([i[1] for i in info], np.int64) + rows * rb
         pos_y = np.array([i[2] for i in info], np.int64) + rows * lb
+        dx, dy = dest * rb, dest * lb
+        if junk is not None:
+            sx, sy = self._scratch()
+            dx[junk] = sx.ctypes.data - x.ctypes.data
+            dy[junk] = sy.ctypes.data - y.ctypes.data
         got = jr.read_groups(
             fds,
             pos_x,
             pos_y,
             bounds.astype(np.int64),
             x.ctypes.data,
-            dest * rb,
+            dx,
             length * rb,
             y.ctypes.data,
-            dest * lb,
+            dy,
             length * lb,
             IOV_MAX,
         )
         return bool(got < 0)
+
+    def _scratch(self) -> tuple[np.ndarray, np.ndarray]:
+        """This thread's buffers for rows read only to keep a block's read in one piece."""
+        got: tuple[np.ndarray, np.ndarray] | None = getattr(self._local, "scratch", None)
+        if got is None:
+            rows = max(1, GAP_BYTES // self.row_bytes)
+            got = (np.empty(rows * self.row_bytes, np.uint8), np.empty(rows, LABEL_DTYPE))
+            self._local.scratch = got
+        return got
 
     def _copy_mmap(
         self,
@@ -265,6 +285,37 @@ def _jitread() -> Any:
         else:
             _JITREAD = False
     return _JITREAD or None
+
+
+def _group_bounds(src: np.ndarray, length: np.ndarray, shard: np.ndarray) -> np.ndarray:
+    """Where groups of runs contiguous in the source and in one shard start (and the end)."""
+    brk = np.ones(len(src), dtype=bool)
+    if len(src) > 1:
+        brk[1:] = (src[:-1] + length[:-1] != src[1:]) | (shard[:-1] != shard[1:])
+    return np.append(np.flatnonzero(brk), len(src))
+
+
+def _fill_gaps(
+    src: np.ndarray, dest: np.ndarray, length: np.ndarray, shard: np.ndarray, row_bytes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """The runs with a *junk* run inserted into each small gap between two runs of one
+    shard: ``(src, dest, length, shard, junk)`` (``junk`` None when nothing was inserted)."""
+    if len(src) < 2:
+        return src, dest, length, shard, None
+    end = src[:-1] + length[:-1]
+    gap = src[1:] - end
+    fill = np.flatnonzero((gap > 0) & (gap * row_bytes <= GAP_BYTES) & (shard[1:] == shard[:-1]))
+    if not len(fill):
+        return src, dest, length, shard, None
+    at = fill + 1
+    junk = np.insert(np.zeros(len(src), bool), at, True)
+    return (
+        np.insert(src, at, end[fill]),
+        np.insert(dest, at, 0),
+        np.insert(length, at, gap[fill]),
+        np.insert(shard, at, shard[fill]),
+        junk,
+    )
 
 
 def _split_at_shards(
