@@ -160,3 +160,39 @@ def describe(report: dict[str, Any]) -> list[str]:
         text += f" ({d['rows']:,} rows; e.g. {ex})"
     lines.append(text)
     return lines
+
+
+#: The Training page looks for identical rows across the split up to this many rows.
+PREVIEW_DUPLICATE_ROWS = 2_000_000
+
+
+def split_preview(path: str, cfg: Any) -> tuple[list[str], bool]:
+    """What the Training page says before Start: how ``cfg`` splits the dataset at
+    ``path``, and whether to warn (a dataset without groups holding identical rows on both
+    sides of the split). ``(lines, warn)``."""
+    from ..store import Dataset
+    from .group_split import describe_split
+
+    with Dataset(path) as ds:
+        d = describe_split(ds, cfg.splits(), fraction=cfg.fraction, split_by=cfg.split_by)
+        field = str((ds.provenance.get("config") or {}).get("group_field") or "group")
+        lines: list[str] = []
+        if d["by"] == "groups":
+            g, r = d["groups"], d["rows"]
+            held = "validation" if cfg.folds == 0 else "each fold"
+            text = f"Split by {field}: {d['total_groups']:,} groups; {held} {g['val']:,} groups, {r['val']:,} rows"
+            if g["test"]:
+                text += f"; test {g['test']:,} groups, {r['test']:,} rows"
+            lines.append(text)
+            return lines, False
+        lines.append(f"Split by rows: {d['note']}")
+        if ds.has_groups or len(ds) > PREVIEW_DUPLICATE_ROWS:
+            return lines, cfg.split_by == "rows" and ds.has_groups
+        codes = row_split_codes(ds, cfg.splits(), cfg.block_rows_for(len(ds)), "rows")
+        dups = _duplicates(ds, codes)
+    if dups["groups"]:
+        lines.append(
+            f"Warning: {dups['groups']:,} sets of identical rows ({dups['rows']:,} rows) fall on "
+            "both sides of this split; scores may be inflated (guiapp check --leakage)"
+        )
+    return lines, bool(dups["groups"])

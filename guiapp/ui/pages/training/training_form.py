@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
+    QLabel,
     QLineEdit,
     QSpinBox,
     QWidget,
@@ -73,7 +74,18 @@ class TrainingForm(QGroupBox):
         self.test = QDoubleSpinBox()
         self.test.setRange(0.0, 0.9)
         self.test.setSingleStep(0.05)
-        self.test.setToolTip("Fraction held out as a test split (by block)")
+        self.test.setToolTip("Fraction held out as a test split (whole groups)")
+        self.split_by = QComboBox()
+        self.split_by.addItem("groups (related rows together)", "groups")
+        self.split_by.addItem("rows (groups may cross)", "rows")
+        self.split_by.setToolTip(
+            "By groups (the default), every group of related rows (augmented copies of one "
+            "sample, the reads of one genome) stays in one split, fold and fraction. By rows, "
+            "copies of a training row can land in validation and inflate its scores."
+        )
+        self.split_info = QLabel("")
+        self.split_info.setWordWrap(True)
+        self.split_info.setObjectName("splitInfo")
         self.batch = QSpinBox()
         self.batch.setRange(1, 1 << 20)
         self.batch.setValue(256)
@@ -104,6 +116,8 @@ class TrainingForm(QGroupBox):
         form.addRow("Validation", self.val)
         form.addRow("Folds", self.folds)
         form.addRow("Test", self.test)
+        form.addRow("Split by", self.split_by)
+        form.addRow(self.split_info)
         form.addRow("Batch per device", self.batch)
         form.addRow("Epochs", self.epochs)
         form.addRow("Steps per epoch", self.max_steps)
@@ -166,6 +180,26 @@ class TrainingForm(QGroupBox):
                     raise UserError(f"template {value} cannot fit {ds.path}: {exc}") from None
         return dict(project.models[value]["spec"])
 
+    def split_config(self) -> TrainConfig | None:
+        """The form's split settings as a config (no model), or None without a dataset."""
+        data = self.dataset.currentData()
+        if data is None:
+            return None
+        kfold = self.split.currentIndex() == 1
+        return TrainConfig(
+            data=str(data),
+            model={},
+            out="",
+            val=self.val.value(),
+            test=self.test.value(),
+            folds=self.folds.value() if kfold else 0,
+            split_by=str(self.split_by.currentData()),
+        )
+
+    def show_split(self, lines: list[str], warn: bool) -> None:
+        self.split_info.setText("\n".join(lines))
+        self.split_info.setStyleSheet("color: #8a4b00;" if warn else "color: #555;")
+
     def run_name(self) -> str:
         text = self.name.text().strip() or self.model.currentText().replace("template: ", "")
         return safe_name(text)
@@ -195,6 +229,7 @@ class TrainingForm(QGroupBox):
             class_weights="balanced" if self.class_weights.isChecked() else None,
             max_steps=self.max_steps.value(),
             early_stopping=self.experiment.early_stopping.value(),
+            split_by=str(self.split_by.currentData()),
         )
         spec = ExperimentSpec(
             base=base,

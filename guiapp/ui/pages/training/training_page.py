@@ -127,8 +127,44 @@ class TrainingPage(DetachedRuns, Page):
         self.body.addLayout(row, 1)
 
         self.loader = BackgroundCalls(threads=1, parent=self, done=self._history_loaded)
+        # How the form splits the dataset (and identical rows across it), read off the GUI
+        # thread a moment after the last change of a split setting.
+        self.splits = BackgroundCalls(threads=1, parent=self, done=self._split_shown)
+        self.splits.failed.connect(lambda _key, text: self.form.show_split([text], True))
+        self._split_key: object = None
+        self._split_timer = QTimer(self)
+        self._split_timer.setSingleShot(True)
+        self._split_timer.setInterval(300)
+        self._split_timer.timeout.connect(self._preview_split)
+        f = self.form
+        for signal in (
+            f.dataset.currentIndexChanged,
+            f.split.currentIndexChanged,
+            f.split_by.currentIndexChanged,
+            f.val.valueChanged,
+            f.test.valueChanged,
+            f.folds.valueChanged,
+        ):
+            signal.connect(self._split_timer.start)
         self.ticker = self.every(100, self._tick)
         self._update_buttons()
+
+    def _preview_split(self) -> None:
+        cfg = self.form.split_config()
+        if cfg is None:
+            self.form.show_split([], False)
+            return
+        from guiapp.core.pipeline.leakage import split_preview
+
+        key = (cfg.data, cfg.val, cfg.test, cfg.folds, cfg.split_by)
+        self._split_key = key
+        self.splits.submit(key, split_preview, cfg.data, cfg)
+
+    def _split_shown(self, key: object, result: object) -> None:
+        if key != self._split_key:  # settings changed since: a newer preview is coming
+            return
+        lines, warn = result  # type: ignore[misc]
+        self.form.show_split(list(lines), bool(warn))
 
     # ------------------------------------------------------------------ project
     def set_project(self, project: Project) -> None:

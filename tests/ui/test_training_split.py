@@ -1,0 +1,51 @@
+"""Issue 28.5 and 28.7: the Training page says how it splits before Start, and warns when
+a dataset without groups holds identical rows on both sides of the split."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from guiapp.core.project import DatasetRef, Project
+from guiapp.core.store import DatasetWriter
+from guiapp.ui.main_window import MainWindow
+
+
+def _write(path: Path, x: np.ndarray, y: np.ndarray, groups: np.ndarray | None) -> Path:
+    cols = {"group": "int64"} if groups is not None else None
+    with DatasetWriter(path, sample_shape=x.shape[1:], dtype="float32", class_names=["a", "b"],
+                       columns=cols) as w:  # fmt: skip
+        w.append(x, y, {"group": groups} if groups is not None else None)
+    return path
+
+
+def test_training_page_says_how_it_splits_and_warns_of_duplicates(qtbot, tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(4000, 6)).astype("float32")
+    g = np.repeat(np.arange(500), 8)
+    y = (g % 2).astype(np.int32)
+    grouped = _write(tmp_path / "grouped.h5", x, y, g)
+    dup_x = x.copy()
+    dup_x[3000:] = dup_x[:1000]
+    dup_y = y.copy()
+    dup_y[3000:] = dup_y[:1000]
+    plain = _write(tmp_path / "plain.h5", dup_x, dup_y, None)
+    project = Project.new(tmp_path / "p.gproj", "Split")
+    project.datasets += [DatasetRef("grouped", grouped), DatasetRef("plain", plain)]
+    window = MainWindow(project)
+    qtbot.addWidget(window)
+    form = window.page("Training").form  # type: ignore[attr-defined]
+    form.dataset.setCurrentIndex(0)
+    form.val.setValue(0.2)
+    qtbot.waitUntil(lambda: "Split by group: 500 groups" in form.split_info.text(), timeout=10_000)
+    assert "validation 100 groups, 800 rows" in form.split_info.text()
+    form.split_by.setCurrentIndex(1)  # by rows
+    qtbot.waitUntil(lambda: "groups may cross splits" in form.split_info.text(), timeout=10_000)
+    form.split_by.setCurrentIndex(0)
+    form.dataset.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: "Warning:" in form.split_info.text(), timeout=10_000)
+    text = form.split_info.text()
+    assert "no groups" in text and "identical rows" in text and "check --leakage" in text
+    spec = form.split_config()
+    assert spec is not None and spec.split_by == "groups"
