@@ -193,3 +193,34 @@ def named_dataset(path: Path, shape: tuple[int, ...], names: list[str]) -> None:
                         (rows, *shape)).copy()  # fmt: skip
     with DatasetWriter(path, sample_shape=shape, dtype="float32", class_names=names) as w:
         w.append(x, y)
+
+
+def test_sample_detail_shows_lineage_and_show_this_group(qtbot, tmp_path: Path) -> None:
+    """Issue 28.7: a row's group and kept fields in the detail; "Show this group" filters
+    the grid to exactly that group's rows."""
+    from guiapp.core.store import DatasetWriter
+    from guiapp.core.store.columns import group_id
+
+    names = [f"GCF_{i % 7:03d}" for i in range(700)]
+    ids = group_id(names)
+    path = tmp_path / "reads.h5"
+    cols = {"group": "int64", "_id": "S12"}
+    with DatasetWriter(path, sample_shape=(20,), dtype="uint16", class_names=["a", "b"],
+                       columns=cols) as w:  # fmt: skip
+        w.append(np.zeros((700, 20), np.uint16), np.arange(700) % 2,
+                 {"group": ids, "_id": [f"doc{i}" for i in range(700)]})  # fmt: skip
+        uniq = sorted(set(names))
+        w.set_group_names(group_id(uniq), uniq)
+    project = Project.new(tmp_path / "p.gproj", "Lineage")
+    project.datasets.append(DatasetRef("reads", path))
+    _, page = open_browser(qtbot, project)
+    qtbot.waitUntil(lambda: "GCF_000" in page.detail.lineage.text(), timeout=10_000)
+    assert "_id: <b>doc0</b>" in page.detail.lineage.text()
+    assert page.detail.group_button.isVisibleTo(page)
+    page.jump.setValue(15)
+    qtbot.waitUntil(lambda: "doc15" in page.detail.lineage.text(), timeout=10_000)
+    assert "GCF_001" in page.detail.lineage.text()
+    page.detail.group_button.click()
+    qtbot.waitUntil(lambda: len(page.grid.selection) == 100, timeout=10_000)
+    rows = page.grid.selection.rows(0, 100)
+    assert (rows % 7 == 1).all() and "group GCF_001" in page.status.text()

@@ -221,3 +221,29 @@ def group_summary(ds: Any) -> dict[str, Any]:
         },
         "kept_fields": fields,
     }
+
+
+def row_lineage(path: Any, row: int) -> dict[str, Any]:
+    """A row's group (id and name) and kept fields, for the Browser's sample detail."""
+    from .dataset import Dataset
+
+    with Dataset(path) as ds:
+        rows = np.array([row], np.int64)
+        out: dict[str, Any] = {"row": row, "group": None, "group_name": None, "fields": {}}
+        for name in ds.columns:
+            value = decode(read_rows(ds, name, rows))[0]
+            if name == GROUP:
+                out["group"] = value
+                out["group_name"] = name_groups(np.array([value]), group_names(ds))[0]
+            else:
+                out["fields"][name] = value
+    return out
+
+
+def group_rows(path: Any, group: int) -> np.ndarray:
+    """The dataset rows of one group, in order."""
+    from .dataset import Dataset
+
+    with Dataset(path) as ds:
+        g = read_groups(ds)
+    return np.zeros(0, np.int64) if g is None else np.flatnonzero(g == group).astype(np.int64)

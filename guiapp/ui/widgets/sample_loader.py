@@ -59,6 +59,7 @@ class CountingReader:
             "class_counts": ds.class_counts.tolist(),
             "values": ds.value_stats(),
             "statistics": ds.statistics,
+            "columns": list(ds.columns),
         }
 
     def close(self) -> None:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from guiapp.core.project import Project
+from guiapp.core.store.columns import group_rows, row_lineage
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.browser.dataset_stats import DatasetStats, sample_statistics
@@ -128,6 +129,8 @@ class BrowserPage(Page):
         self.predictions.file_picked.connect(self.predictions.set_predictions)
         self.predictions.filter_requested.connect(self._filter_predictions)
         self.stats_calls.done.connect(self._predictions_filtered)
+        self.stats_calls.done.connect(self._lineage_read)
+        self.detail.group_requested.connect(self._show_group)
 
     # ------------------------------------------------------------------ datasets
     def set_project(self, project: Project) -> None:
@@ -302,6 +305,20 @@ class BrowserPage(Page):
         self.jump.blockSignals(False)
         self.loader.request_sample(row)
         self.predictions.show_detail(row)
+        if self.meta is not None and self.meta.get("columns"):
+            self.stats_calls.submit(("lineage", self.path, row), row_lineage, self.path, row)
+
+    def _show_group(self, group: int, name: str) -> None:
+        self.status.setText(f"Finding the rows of group {name}…")
+        self.stats_calls.submit(("group", self.path, name), group_rows, self.path, group)
+
+    def _lineage_read(self, key: object, result: object) -> None:
+        if not (isinstance(key, tuple) and key[0] in ("lineage", "group") and key[1] == self.path):
+            return
+        if key[0] == "lineage" and isinstance(result, dict):
+            self.detail.show_lineage(result)
+        elif key[0] == "group" and isinstance(result, np.ndarray):
+            self.show_indices(result, f"group {key[2]} ({len(result):,} rows)")
 
     def _sample_read(self, row: object, sample: object, label: int) -> None:
         if self.meta is None or not isinstance(sample, np.ndarray):

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from guiapp.ui.widgets.steady_range import cache_axes
 from guiapp.ui.widgets.thumbnails import as_plane
@@ -23,12 +32,24 @@ def coarse_colormap(name: str, stops: int = COLORMAP_STOPS) -> pg.ColorMap:
 
 
 class SampleDetail(QWidget):
-    """A pyqtgraph ``ImageView`` for 2D samples and a ``PlotWidget`` for 1D ones."""
+    """A pyqtgraph ``ImageView`` for 2D samples and a ``PlotWidget`` for 1D ones, with the
+    row's lineage (its group and kept fields) and "Show this group"."""
+
+    #: "Show this group" clicked: the group's id and name.
+    group_requested = Signal(object, str)  # (a 63-bit id: not a Qt int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.title = QLabel("Pick a sample in the grid.")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.lineage = QLabel("")
+        self.lineage.setWordWrap(True)
+        self.lineage.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.group_button = QPushButton("Show this group")
+        self.group_button.setToolTip("Show only the rows of this sample's group in the grid")
+        self.group_button.setVisible(False)
+        self.group_button.clicked.connect(self._group_clicked)
+        self._group: tuple[int, str] | None = None
         self.cursor_label = QLabel(" ")
         self.cursor_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -58,12 +79,36 @@ class SampleDetail(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
+        line = QHBoxLayout()
+        line.addWidget(self.lineage, 1)
+        line.addWidget(self.group_button)
+        layout.addLayout(line)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.cursor_label)
         self.values: np.ndarray | None = None
         self.row = -1
 
+    def show_lineage(self, info: dict[str, Any]) -> None:
+        """The row's group and kept fields (``columns.row_lineage``)."""
+        if info.get("row") != self.row:
+            return
+        parts = [f"{k}: <b>{v}</b>" for k, v in info.get("fields", {}).items()]
+        if info.get("group") is not None:
+            parts.insert(0, f"group <b>{info['group_name']}</b>")
+            self._group = (int(info["group"]), str(info["group_name"]))
+        else:
+            self._group = None
+        self.lineage.setText(" · ".join(parts) if parts else "no group (its own group)")
+        self.group_button.setVisible(self._group is not None)
+
+    def _group_clicked(self) -> None:
+        if self._group is not None:
+            self.group_requested.emit(*self._group)
+
     def clear(self) -> None:
+        self.lineage.setText("")
+        self.group_button.setVisible(False)
+        self._group = None
         self.values = None
         self.row = -1
         self.title.setText("Pick a sample in the grid.")
