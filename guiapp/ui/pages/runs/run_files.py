@@ -44,10 +44,20 @@ def read_run(path: str) -> dict[str, Any]:
         "report": report,
         "config": config.get("config", {}),
         "dataset": config.get("dataset", {}),
+        "split": config.get("split", {}),
         "status": history.status if history.events else "no events",
         "duration_s": segments.total_s(),
         "best": best_checkpoint(history),
     }
+
+
+def split_text(split: dict[str, Any]) -> str:
+    """How a run split its dataset, in the words shown wherever its scores are."""
+    if not split:
+        return "split by blocks of rows (a run from before grouped splits)"
+    if split.get("by") == "groups":
+        return f"split by groups ({split.get('total_groups', 0):,} groups, none in two splits)"
+    return str(split.get("note") or "rows: groups may cross splits")
 
 
 class Segments:

@@ -35,6 +35,7 @@ from guiapp.ui.pages.runs.run_files import (
     class_rows,
     predictions_file,
     read_run,
+    split_text,
 )
 from guiapp.ui.pages.runs.runs_list import RunsList
 from guiapp.ui.widgets.layouts import column, splitter
@@ -283,8 +284,8 @@ class RunsPage(RunsList, RunExport, Page):
                 self.report.setItem(r, col, item)
         self.summary.setText(
             f"{report.get('split', 'val')} split: accuracy {report.get('accuracy', 0):.4f}, "
-            f"macro F1 {report.get('macro_f1', 0):.4f}. Click a cell to browse exactly its "
-            "samples, most confident first."
+            f"macro F1 {report.get('macro_f1', 0):.4f}; {split_text(info.get('split', {}))}. "
+            "Click a cell to browse exactly its samples, most confident first."
         )
 
     # ------------------------------------------------------------------ actions
