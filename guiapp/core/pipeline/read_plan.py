@@ -297,7 +297,11 @@ class EpochPlan:
         chunk_dest = np.empty(nchunks, dtype=np.int64)
         chunk_dest[order] = np.concatenate([[0], np.cumsum(chunk_len[order])])[:-1]
         dest = chunk_dest[chunk] + index_in_block % c
-        by_src = np.argsort(src_rows, kind="stable")
+        # Rows in source order: the blocks by id, each block's rows already in order.
+        bo = np.argsort(blocks, kind="stable")
+        lens = lengths[bo]
+        by_src = np.repeat(first[bo] - np.concatenate([[0], np.cumsum(lens)])[:-1], lens)
+        by_src += np.arange(len(src_rows))
         s, d = src_rows[by_src].astype(np.int64), dest[by_src]
         brk = np.ones(len(s), bool)
         brk[1:] = (np.diff(s) != 1) | (np.diff(d) != 1)
