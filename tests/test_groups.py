@@ -271,3 +271,20 @@ def test_grouped_split_reads_exactly_its_rows_from_disk(noise8: Path, use_pread:
                 np.bincount(got_y, minlength=5).tolist()
                 == np.bincount(y_all[want], minlength=5).tolist()
             )
+
+
+def test_compiled_copy_plan_equals_numpy() -> None:
+    """``jitruns.masked_runs`` gives the numpy path's runs, window by window."""
+    rng = np.random.default_rng(3)
+    n = 20_000
+    groups = rng.integers(0, 900, n)
+    mask = assign_groups(groups, (groups % 4).astype(np.int32), SplitSpec(val=0.3)).mask("val")
+    for shuffle in (True, False):
+        plan = ReadPlan(rows=n, batch_size=64, block_rows=512, window_blocks=5, chunk_rows=16,
+                        seed=9, split="val", row_mask=mask, shuffle=shuffle)  # fmt: skip
+        ep = plan.epoch(1)
+        for w in range(ep.num_windows):
+            a = ep._masked_window_runs(w, compiled=True)
+            b = ep._masked_window_runs(w, compiled=False)
+            for u, v in zip(a, b, strict=True):
+                assert np.array_equal(u, v)

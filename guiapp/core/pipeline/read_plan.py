@@ -269,14 +269,33 @@ class EpochPlan:
         by_src = np.argsort(src, kind="stable")
         return src[by_src], dest[by_src], length[by_src]
 
-    def _masked_window_runs(self, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _masked_window_runs(
+        self, w: int, compiled: bool = True
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``_window_runs`` where blocks hold only their selected rows: chunks of ``chunk_rows``
         selected rows of a block (the same chunk shuffle), then runs of rows contiguous in
-        both the dataset and the buffer."""
+        both the dataset and the buffer (``jitruns.masked_runs`` where numba is, with the
+        same result as the numpy below)."""
         plan = self.plan
         assert plan.row_mask is not None
         blocks, lengths = self.window_blocks(w)
         c, b = plan.chunk_rows, plan.block_rows
+        nchunks = int((-(-lengths // c)).sum())
+        if plan.shuffle:
+            rng = np.random.default_rng([plan.seed, self.epoch, plan.worker, w, 0xC4])
+            order = rng.permutation(nchunks)
+        else:
+            order = np.arange(nchunks)
+        from .. import jit
+
+        if compiled and jit.available():
+            from .jitruns import masked_runs
+
+            got: tuple[np.ndarray, np.ndarray, np.ndarray] = masked_runs(
+                blocks.astype(np.int64), lengths.astype(np.int64), plan.row_mask, b,
+                plan.rows, c, order,
+            )  # fmt: skip
+            return got
         parts = []
         for blk in blocks.tolist():
             a = blk * b
@@ -287,13 +306,7 @@ class EpochPlan:
         per_block = -(-lengths // c)
         chunk_first = np.concatenate([[0], np.cumsum(per_block)])[:-1]
         chunk = np.repeat(chunk_first, lengths) + index_in_block // c
-        nchunks = int(per_block.sum())
         chunk_len = np.bincount(chunk, minlength=nchunks)
-        if plan.shuffle:
-            rng = np.random.default_rng([plan.seed, self.epoch, plan.worker, w, 0xC4])
-            order = rng.permutation(nchunks)
-        else:
-            order = np.arange(nchunks)
         chunk_dest = np.empty(nchunks, dtype=np.int64)
         chunk_dest[order] = np.concatenate([[0], np.cumsum(chunk_len[order])])[:-1]
         dest = chunk_dest[chunk] + index_in_block % c

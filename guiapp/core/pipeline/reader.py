@@ -120,8 +120,11 @@ class WindowReader:
             # Small gaps between runs (rows of other splits, with a grouped split) are read
             # into a scratch buffer, so a block stays one read: a copy of a few rows costs
             # less than a system call per run.
-            filled = _fill_gaps(src, dest, length, shard, self.row_bytes)
-            if self._compiled(*filled, x, y):
+            from .jitruns import fill_gaps
+
+            filled = fill_gaps(src, dest, length, shard, self.row_bytes, GAP_BYTES)
+            junk = filled[4] if filled[4].any() else None
+            if self._compiled(*filled[:4], junk, x, y):
                 return
         # Groups of runs that are contiguous in the source and in one shard: one read each.
         bounds = _group_bounds(src, length, shard)
@@ -293,29 +296,6 @@ def _group_bounds(src: np.ndarray, length: np.ndarray, shard: np.ndarray) -> np.
     if len(src) > 1:
         brk[1:] = (src[:-1] + length[:-1] != src[1:]) | (shard[:-1] != shard[1:])
     return np.append(np.flatnonzero(brk), len(src))
-
-
-def _fill_gaps(
-    src: np.ndarray, dest: np.ndarray, length: np.ndarray, shard: np.ndarray, row_bytes: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """The runs with a *junk* run inserted into each small gap between two runs of one
-    shard: ``(src, dest, length, shard, junk)`` (``junk`` None when nothing was inserted)."""
-    if len(src) < 2:
-        return src, dest, length, shard, None
-    end = src[:-1] + length[:-1]
-    gap = src[1:] - end
-    fill = np.flatnonzero((gap > 0) & (gap * row_bytes <= GAP_BYTES) & (shard[1:] == shard[:-1]))
-    if not len(fill):
-        return src, dest, length, shard, None
-    at = fill + 1
-    junk = np.insert(np.zeros(len(src), bool), at, True)
-    return (
-        np.insert(src, at, end[fill]),
-        np.insert(dest, at, 0),
-        np.insert(length, at, gap[fill]),
-        np.insert(shard, at, shard[fill]),
-        junk,
-    )
 
 
 def _split_at_shards(
