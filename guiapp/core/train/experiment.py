@@ -13,7 +13,9 @@ runner's exact resume) and starts the others; the summary is rewritten after eac
 
 from __future__ import annotations
 
+import json
 import shutil
+from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
@@ -156,11 +158,12 @@ def _check_folder(spec: ExperimentSpec, resume: bool, single: bool) -> None:
             )
         if (out / "spec.json").exists():
             stored = ExperimentSpec.load(out / "spec.json")
-            if _identities(stored) != _identities(spec):
+            if sorted(_identities(stored)) != sorted(_identities(spec)):
                 raise UserError(
                     f"{out}: this experiment was started with other data, model or settings; "
                     f"resume it with the same options (or: guiapp train --spec {spec.path} --resume)"
                 )
+            align_trial_folders(spec)
         return
     started = (out / "events.jsonl").exists() or (out / "config.json").exists()
     if not started and (out / "spec.json").exists():  # written for this start (the GUI)?
@@ -169,6 +172,44 @@ def _check_folder(spec: ExperimentSpec, resume: bool, single: bool) -> None:
         raise UserError(
             f"{out}: an experiment already exists there. Resume it with --resume or choose another --out"
         )
+
+
+def align_trial_folders(spec: ExperimentSpec) -> None:
+    """Give each trial's run folder the trial's id. Sweeps started before trials were
+    enumerated in a canonical order named them in the order of the options; a folder is
+    matched to its trial by the identity its ``config.json`` records, and renamed in two
+    steps (``NAME.moving``, then the trial's id), so a crash in between loses nothing."""
+    trials = [t for t in spec.trials() if t.run_dir != spec.out]
+    want = {t.config.identity(): t.run_dir for t in trials}
+    have: dict[str, Path] = {}
+    for folder in [t.run_dir for t in trials] + sorted(spec.out.glob(f"*{MOVING}")):
+        ident = _recorded_identity(folder)
+        if ident in want:
+            have.setdefault(ident, folder)
+    moves = [(src, want[i]) for i, src in have.items() if src != want[i]]
+    if not moves:
+        return
+    staged = []
+    for src, dst in moves:
+        tmp = src if src.name.endswith(MOVING) else src.with_name(src.name + MOVING)
+        if tmp != src:
+            src.rename(tmp)
+        staged.append((tmp, dst))
+    for tmp, dst in staged:
+        if dst.exists():  # a trial folder with no recorded identity (never started)
+            shutil.rmtree(dst)
+        tmp.rename(dst)
+
+
+MOVING = ".moving"
+
+
+def _recorded_identity(folder: Path) -> str | None:
+    try:
+        value = json.loads((folder / "config.json").read_text(encoding="utf-8"))["identity"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return str(value)
 
 
 def _comparable(spec: ExperimentSpec) -> dict[str, Any]:

@@ -110,8 +110,10 @@ class ExperimentSpec:
     # ------------------------------------------------------------------ trials
     def points(self) -> list[dict[str, Any]]:
         """The parameter points: the grid's product, a random sample, or one empty point."""
+        # Names in sorted order: the trials and their ids do not depend on the order the
+        # options (or a JSON file, or a JSON round trip) gave them in.
         if self.grid:
-            names = list(self.grid)
+            names = sorted(self.grid)
             return [
                 dict(zip(names, values, strict=True))
                 for values in itertools.product(*(self.grid[n] for n in names))
@@ -119,7 +121,8 @@ class ExperimentSpec:
         if self.random:
             rng = np.random.default_rng(self.seed)
             return [
-                {n: _draw(rng, n, d) for n, d in self.space.items()} for _ in range(self.random)
+                {n: _draw(rng, n, self.space[n]) for n in sorted(self.space)}
+                for _ in range(self.random)
             ]
         return [{}]
 
@@ -149,7 +152,7 @@ class ExperimentSpec:
 
     def varied(self) -> list[str]:
         """The parameter names that differ between trials, in column order."""
-        names = list(self.grid or self.space)
+        names = sorted(self.grid or self.space)
         if self.fractions:
             names.append("fraction")
         if self.folds:
