@@ -133,3 +133,18 @@ def test_a_sweep_named_in_the_old_order_resumes(data: Path, tmp_path: Path) -> N
     events = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
     assert not [e for e in events if e["event"] == "started"]  # every trial was finished
     same(results(out), ref)
+
+
+def test_a_steps_cap_scales_with_each_fraction(tmp_path: Path) -> None:
+    """Issue 30.5: with Steps per epoch 100, fractions 0.01, 0.1 and 1.0 train 1, 10 and
+    100 steps an epoch (before, the 0.1 and 1.0 trials both trained 100 steps)."""
+    from guiapp.core.model import get_template
+    from guiapp.core.train.config import TrainConfig
+
+    model = get_template("cnn2d-small", num_classes=5, input_shape=[25, 25, 1])
+    base = TrainConfig(data="d.h5", model=model, out=str(tmp_path), max_steps=100)
+    spec = ExperimentSpec(base=base, fractions=[0.01, 0.1, 1.0])
+    assert [t.config.max_steps for t in spec.trials()] == [1, 10, 100]
+    uncapped = ExperimentSpec(base=TrainConfig(data="d.h5", model=model, out=str(tmp_path)),
+                              fractions=[0.1, 1.0])  # fmt: skip
+    assert [t.config.max_steps for t in uncapped.trials()] == [0, 0]

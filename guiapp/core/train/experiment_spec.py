@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,6 +148,11 @@ class ExperimentSpec:
                     run_dir = self.out / tid if parts else self.out
                     cfg = apply_params(self.base, params)
                     cfg = dataclasses.replace(cfg, out=str(run_dir))
+                    if fraction is not None and cfg.max_steps:
+                        # A cap on the steps scales with the fraction: a trial trains on
+                        # its fraction of what the whole data's trial trains on.
+                        steps = max(1, math.ceil(cfg.max_steps * float(fraction)))
+                        cfg = dataclasses.replace(cfg, max_steps=steps)
                     out.append(Trial(tid, params, cfg))
         return out
 
