@@ -12,6 +12,7 @@ Event kinds: ``started`` (resolved config), ``progress`` (done, total, rows_per_
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import sys
@@ -37,7 +38,7 @@ class EventSink:
 
     def emit(self, kind: str, **fields: Any) -> dict[str, Any]:
         event = {"event": kind, "time": round(time.time(), 3), **fields}
-        line = json.dumps(event, default=_jsonable, allow_nan=False) + "\n"
+        line = json.dumps(_finite(event), default=_jsonable, allow_nan=False) + "\n"
         with self._lock:
             if self.stream is not None:
                 try:
@@ -55,12 +56,22 @@ class EventSink:
 
 def _jsonable(v: Any) -> Any:
     if hasattr(v, "tolist"):
-        return v.tolist()
+        return _finite(v.tolist())
     if isinstance(v, Path):
         return str(v)
-    if isinstance(v, float):
-        return None
     return str(v)
+
+
+def _finite(v: Any) -> Any:
+    """``v`` with every NaN/Inf float (in dicts and lists too) as None: JSON has no NaN,
+    and a diverging loss must still reach the log as an event."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
 
 
 def read_events(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
