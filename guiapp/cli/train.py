@@ -322,6 +322,8 @@ def check_before_tensorflow(spec: Any, *, resume: bool = False, restart: bool = 
         preflight.check_run_folder(trials[0].config, resume=resume, restart=restart)
     elif resume and restart:
         raise UserError("--resume and --restart: give one of them (continue, or start again)")
+    elif not resume and not restart:
+        preflight.check_not_foreign(spec.out)
     if restart:
         preflight.clear_run_folder(spec.out)
 

@@ -274,11 +274,12 @@ def checkpoint_damaged(
     return FileError(path, f"the checkpoint is damaged ({why})", restart_fix(run))
 
 
-def not_a_run_folder(run: str | os.PathLike[str]) -> FileError:
+def not_a_run_folder(run: str | os.PathLike[str], restart: bool = True) -> FileError:
+    then = "--restart will not replace it" if restart else "a run would overwrite its files"
     return FileError(
         run,
-        "holds files but is not a run folder (no config.json), so --restart will not replace it",
-        "Choose another --out",
+        f"holds files but is not a run folder (no config.json), so {then}",
+        "Choose another --out (an empty or new folder)",
     )
 
 

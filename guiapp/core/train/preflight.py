@@ -108,6 +108,23 @@ def check_run_folder(cfg: TrainConfig, *, resume: bool, restart: bool = False) -
             verify_checkpoint(run.checkpoint, run.path)
     elif (run.config.exists() or _sub_runs(run)) and (not cfg.cluster or cfg.worker_index == 0):
         raise errors.run_exists(run.path)  # (other workers of a cluster find the chief's)
+    else:
+        check_not_foreign(run.path)
+
+
+#: What a folder guiapp made holds (a run, an experiment, or a spec the GUI wrote first).
+MARKERS = frozenset({"config.json", "spec.json", "events.jsonl", "checkpoints"})
+
+
+def check_not_foreign(path: str | os.PathLike[str]) -> None:
+    """A folder holding files that guiapp did not write is never a run's ``--out``: the
+    run would overwrite the user's ``report.md`` or ``history.csv``."""
+    p = Path(path)
+    if not p.is_dir():
+        return
+    names = {c.name for c in p.iterdir()}
+    if names and not names & MARKERS and not _sub_runs(RunFolder(p)):
+        raise errors.not_a_run_folder(p, restart=False)
 
 
 def _is_run(run: RunFolder) -> bool:
@@ -120,7 +137,9 @@ def _sub_runs(run: RunFolder) -> list[Path]:
     return [
         p
         for p in run.path.iterdir()
-        if p.is_dir() and p.name.startswith(("fold-", "fraction-")) and (p / "config.json").exists()
+        if p.is_dir()
+        and p.name.startswith(("fold-", "fraction-", "grid-", "random-"))
+        and (p / "config.json").exists()
     ]
 
 
