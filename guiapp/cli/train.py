@@ -137,13 +137,32 @@ def register(sub: Any) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ..core.events import CancelToken, EventSink
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     spec = build_spec(args)
     problems = spec.check()
     if problems:
         raise UserError("; ".join(problems))
+    with run_lock(spec, args):
+        return _train(spec, args)
+
+
+def run_lock(spec: Any, args: argparse.Namespace) -> Any:
+    """The run folder's lock (``core/train/run_lock.py``): taken by the process that writes
+    the folder; not by a parallel trial (its parent holds it) or a cluster's other workers."""
+    import contextlib
+
+    from ..core.train.run_lock import RunLock
+
+    base = spec.base
+    if args.trial is not None or (base.cluster and base.worker_index != 0):
+        return contextlib.nullcontext()
+    return RunLock(spec.out)
+
+
+def _train(spec: Any, args: argparse.Namespace) -> int:
+    from ..core.events import CancelToken, EventSink
+
     check_before_tensorflow(spec, resume=args.resume, restart=args.restart)
     sink = EventSink(sys.stdout if args.events == "-" else None)
     if args.events != "-":
