@@ -40,6 +40,7 @@ def pipeline_for(ds: Dataset, plan: ReadPlan, dtype: Any = None) -> BatchPipelin
         chunk_rows=plan.chunk_rows,
         shuffle=False,
         dtype=dtype,
+        row_mask=plan.row_mask,  # a split by groups selects rows, not whole blocks
     )
 
 

@@ -2,7 +2,8 @@
 
 Started -> (input file converted, once) -> table created or resumed -> batches in dataset
 order through the model, committed as they come, with ``progress`` events (rows/s, ETA)
--> ``finished`` with the summary, or ``stopped`` (``stop`` on stdin, SIGINT, SIGTERM).
+-> (with ``aggregate_by``, the per-group table ``PRED.groups.csv``, computed from the
+table) -> ``finished`` with the summary, or ``stopped`` (``stop`` on stdin, SIGINT, SIGTERM).
 Running the same command again continues a stopped or killed job from its last commit;
 a table made by another model, dataset or setting is refused unless ``overwrite``.
 """
@@ -17,12 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import FileError, UserError
+from ..errors import FileError, OptionError, UserError
 from ..events import CancelToken, EventSink, RateMeter
 from ..store import Dataset
 from ..store.format import FORMAT_NAME as DATASET_FORMAT
 from .engine import COMMIT_ROWS, make_heads, pipeline_for, predict_into
 from .file_input import file_as_dataset, guess_format
+from .groups import DatasetFields, aggregate, groups_path
 from .output import summarize, write_csv
 from .source import ModelSource, dataset_hash, plan_rows, resolve_model, split_plan
 from .table import TableSpec, TableWriter, create_table, read_identity
@@ -47,6 +49,10 @@ class PredictConfig:
     #: For file input: format, label_field, data_field, x_key, y_key, length, dtype, ...
     input: dict[str, Any] = field(default_factory=dict)
     class_names: list[str] | None = None
+    #: A field of the rows (``group`` or a kept field): also write ``PRED.groups.csv``.
+    aggregate_by: str | None = None
+    #: Groups whose chosen class's mean probability is below this are ``unclassified``.
+    min_confidence: float = 0.0
 
     def check(self) -> None:
         if self.top_k < 1:
@@ -55,6 +61,54 @@ class PredictConfig:
             raise UserError(f"--batch {self.batch}: the batch size must be at least 1")
         if Path(self.out).suffix.lower() not in (".h5", ".csv"):
             raise UserError(f"--out {self.out}: name the output PRED.h5 or PRED.csv")
+        p = self.min_confidence
+        if isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 <= p <= 1.0:
+            raise OptionError(
+                "min-confidence", p, "is not a probability in [0, 1]", "give e.g. 0.6"
+            )
+        if p > 0 and not self.aggregate_by:
+            raise OptionError(
+                "min-confidence",
+                p,
+                "applies to the per-group table only",
+                "add --aggregate-by group (or a kept field)",
+            )
+
+
+def check_aggregate_field(cfg: PredictConfig, ds: Dataset) -> None:
+    """``--aggregate-by`` names one of the fields the predictions of ``ds`` carry; a
+    dataset takes no lineage options (its rows have theirs)."""
+    for key, option in (("group_field", "group-field"), ("keep_fields", "keep-fields")):
+        value = cfg.input.get(key)
+        if value:
+            shown = ",".join(value) if isinstance(value, list) else str(value)
+            raise OptionError(
+                option,
+                shown,
+                f"{ds.path} is a dataset: its rows carry the groups and fields it was made with",
+                f"leave out --{option}, or give the source file to --data",
+            )
+    if cfg.aggregate_by:
+        _check_field(cfg.aggregate_by, DatasetFields(ds).names(), str(ds.path))
+
+
+def check_file_fields(cfg: PredictConfig) -> None:
+    """File input: ``--aggregate-by`` names the group or a kept field asked for."""
+    if not cfg.aggregate_by:
+        return
+    group = cfg.input.get("group_field")
+    names = (["group", "group_id"] if group else []) + list(cfg.input.get("keep_fields") or [])
+    _check_field(cfg.aggregate_by, names, cfg.data)
+
+
+def _check_field(field: str, names: list[str], data: str) -> None:
+    if field in names:
+        return
+    if names:
+        fix = "use one of " + ", ".join(names)
+    else:
+        fix = "its rows have no group or kept fields (give --group-field/--keep-fields)"
+    raise OptionError("aggregate-by", field, f"{data} has no such field", fix)
 
 
 def is_dataset(path: Path) -> bool:
@@ -117,7 +171,13 @@ def run_predict(
     cfg.check()
     source = resolve_model(cfg.model, cfg.which)
     out = Path(cfg.out)
+    if is_dataset(Path(cfg.data)):
+        with Dataset(cfg.data) as checked:
+            check_aggregate_field(cfg, checked)
+    else:
+        check_file_fields(cfg)
     ds = open_input(cfg, source, sink, cancel)
+    fields = DatasetFields(ds)
     model = load_model(source, devices.strategy)
     x_shape = tuple(int(s) for s in model.input_shape[1:])
     if int(np.prod(x_shape)) != int(np.prod(ds.sample_shape)):
@@ -149,10 +209,11 @@ def run_predict(
         dataset_path=str(ds.path.resolve()),
         split=cfg.split,
         batch=plan.batch_size,
+        fields=fields.spec(),
     )
     path = table_path(out)
     resumed = _create_or_resume(path, spec, rows, cfg.overwrite)
-    table = TableWriter(path)
+    table = TableWriter(path, fields)
     in_dtype = str(model.inputs[0].dtype).removeprefix("<dtype: '").removesuffix("'>")
     sink.emit(
         "started",
@@ -193,6 +254,10 @@ def run_predict(
         sink.emit("stopped", job="predict", done=table.committed, total=len(rows), out=str(out))
         return {"status": "stopped", "done": table.committed, "total": len(rows)}
     summary = summarize(path)
+    if cfg.aggregate_by:
+        groups = aggregate([path], cfg.aggregate_by)
+        groups.write_csv(groups_path(out), cfg.min_confidence)
+        summary["groups"] = {"out": str(groups_path(out)), **groups.summary(cfg.min_confidence)}
     if out.suffix.lower() == ".csv":
         write_csv(path, out)
         os.unlink(path)

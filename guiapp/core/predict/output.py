@@ -54,6 +54,7 @@ def summarize(path: str | os.PathLike[str]) -> dict[str, Any]:
         "confidence_bins": np.linspace(0, 1, CONFIDENCE_BINS + 1).round(3).tolist(),
         "model_hash": table.attrs["model_hash"],
         "dataset_hash": table.attrs["dataset_hash"],
+        "fields": table.fields,
     }
     if table.has_labels:
         cm = confusion_from_table(table)
@@ -64,7 +65,9 @@ def summarize(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def write_csv(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> None:
-    """The table as CSV: row, label, pred, pred_name, prob, then top-k class/prob pairs."""
+    """The table as CSV: row, label, pred, pred_name, prob, the top-k class/prob pairs, the
+    full vector (with ``probs``), then the fields (``group``, ``group_id``, ``_id``, ...; a
+    field whose name another column has is headed ``field.NAME``)."""
     table = PredictionTable(path)
     names = table.class_names
     buf = io.StringIO()
@@ -74,9 +77,11 @@ def write_csv(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> None
     header += [f"top{i + 1}_{what}" for i in range(k) for what in ("class", "prob")]
     if "probs" in table.columns:
         header += [f"prob_{n}" for n in names]
+    header += [f"field.{n}" if n in header else n for n in table.fields]
     w.writerow(header)
     for a in range(0, table.committed, READ_ROWS):
         cols = table.read_all(a, a + READ_ROWS)
+        fields = [_decoded(table.read_field(n, a, a + READ_ROWS)) for n in table.fields]
         for i in range(len(cols["row"])):
             line: list[Any] = [int(cols["row"][i])]
             if table.has_labels:
@@ -87,8 +92,15 @@ def write_csv(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> None
                 line += [int(cols["topk_class"][i, j]), f"{cols['topk_prob'][i, j]:.6g}"]
             if "probs" in cols:
                 line += [f"{v:.6g}" for v in cols["probs"][i]]
+            line += [values[i] for values in fields]
             w.writerow(line)
     atomic_write_text(Path(out), buf.getvalue())
+
+
+def _decoded(a: np.ndarray) -> list[Any]:
+    if a.dtype.kind == "S":
+        return [v.decode("utf-8", "replace") for v in a.tolist()]
+    return [int(v) for v in a.tolist()]
 
 
 @dataclass(frozen=True)

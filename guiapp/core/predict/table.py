@@ -9,16 +9,20 @@ PRED.h5
   topk_class   int32 (n, k)     the k most probable classes, most probable first
   topk_prob    float32 (n, k)   their probabilities
   probs        float32 (n, C)   the full probability vector (only with --probs)
+  fields/NAME  int64 or S<w> (n,)  the dataset's per-row fields (when it has any): ``group``
+               (the group's name, or ``#<id>``), ``group_id`` (its int64 id) and every kept
+               field (``_id``, ``accession``, ...), so each prediction joins back to its source
   attrs: format="guiapp-predictions", format_version, committed, complete, rows, top_k,
          num_classes, class_names (JSON), model_hash, model_path, dataset_hash,
-         dataset_path, split, batch, identity
+         dataset_path, split, batch, identity, fields (JSON: the field names in order)
 ```
 
 The file is created whole (every dataset allocated, chunked, uncompressed, never filled)
 under a temporary name and renamed into place, so it always opens. Rows are then written
 chunk by chunk and made visible by rewriting the fixed-size ``committed`` attribute: a
 reader (and a resumed job) trusts rows ``[0, committed)`` only, so a job killed at any
-moment leaves a file whose committed rows are exactly what a whole run writes.
+moment leaves a file whose committed rows are exactly what a whole run writes. The fields
+are written in the same commits, read for the commit's rows from the dataset (``RowFields``).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import h5py
 import numpy as np
@@ -40,6 +44,14 @@ FORMAT_VERSION = 1
 CHUNK_ROWS = 1 << 16
 #: The dataset names scripts can rely on (docs/ARCHITECTURE.md, "Predictions").
 COLUMNS = ("row", "label", "pred", "prob", "topk_class", "topk_prob", "probs")
+#: The HDF5 group of the per-row fields (``fields/group``, ``fields/_id``, ...).
+FIELDS = "fields"
+
+
+class RowFields(Protocol):
+    """Where a table's fields come from: their values at given dataset rows."""
+
+    def values(self, rows: np.ndarray) -> dict[str, np.ndarray]: ...
 
 
 #: The fields of ``TableSpec`` that a resumed file must share with the new job.
@@ -65,10 +77,15 @@ class TableSpec:
     dataset_path: str
     split: str
     batch: int
+    #: The per-row fields, ``(name, dtype)`` with dtype ``int64`` or ``S<w>``.
+    fields: tuple[tuple[str, str], ...] = ()
 
     def identity(self) -> dict[str, Any]:
         """What must match for a file to be resumed (paths may move, hashes may not)."""
-        return {name: getattr(self, name) for name in _IDENTITY}
+        out = {name: getattr(self, name) for name in _IDENTITY}
+        if self.fields:  # a table without fields keeps the identity it always had
+            out["fields"] = [[name, dtype] for name, dtype in self.fields]
+        return out
 
 
 def _chunks(n: int, width: int = 1) -> tuple[int, ...]:
@@ -103,6 +120,8 @@ def create_table(path: Path, spec: TableSpec, rows: np.ndarray) -> None:
         column("topk_prob", "float32", k)
         if spec.with_probs:
             column("probs", "float32", c)
+        for name, dtype in spec.fields:
+            column(f"{FIELDS}/{name}", dtype)
         a = f.attrs
         a["format"] = FORMAT_NAME
         a["format_version"] = np.int64(FORMAT_VERSION)
@@ -116,18 +135,24 @@ def create_table(path: Path, spec: TableSpec, rows: np.ndarray) -> None:
         for key in ("model_hash", "model_path", "dataset_hash", "dataset_path", "split"):
             a[key] = str(getattr(spec, key))
         a["identity"] = json.dumps(spec.identity(), sort_keys=True)
+        a["fields"] = json.dumps([name for name, _ in spec.fields])
 
 
 class TableWriter:
-    """Appends predictions to a table created by :func:`create_table`, one commit at a time."""
+    """Appends predictions to a table created by :func:`create_table`, one commit at a time;
+    a table with fields needs ``fields``, their source (the values of the commit's rows)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, fields: RowFields | None = None) -> None:
         self.path = Path(path)
         with h5py.File(self.path, "r", locking=False) as f:
             self.committed = int(f.attrs["committed"])
             self.rows = int(f.attrs["rows"])
             self.has_labels = "label" in f
             self.with_probs = "probs" in f
+            self.fields: list[str] = json.loads(_text(f.attrs.get("fields", "[]")))
+        if self.fields and fields is None:
+            raise ValueError(f"{self.path} has fields {self.fields}; give their source")
+        self.source = fields
 
     def commit(
         self,
@@ -151,6 +176,10 @@ class TableWriter:
                 f["label"][a:b] = label
             if self.with_probs and probs is not None:
                 f["probs"][a:b] = probs
+            if self.fields and self.source is not None:
+                values = self.source.values(np.asarray(f["row"][a:b]))
+                for name in self.fields:
+                    f[f"{FIELDS}/{name}"][a:b] = values[name]
             f.flush()
             f.attrs["committed"] = np.int64(b)
             if b == self.rows:
@@ -192,6 +221,10 @@ class PredictionTable:
                 )
             self.attrs = {k: _plain(v) for k, v in a.items()}
             self.columns = [name for name in COLUMNS if name in f]
+            #: The per-row fields in their order (``group``, ``group_id``, kept fields).
+            self.fields: list[str] = [
+                n for n in json.loads(_text(a.get("fields", "[]"))) if f"{FIELDS}/{n}" in f
+            ]
         self.committed = int(self.attrs["committed"])
         self.rows = int(self.attrs["rows"])
         self.complete = bool(self.attrs["complete"])
@@ -204,6 +237,12 @@ class PredictionTable:
         b = self.committed if b is None else min(b, self.committed)
         with h5py.File(self.path, "r", locking=False) as f:
             return np.asarray(f[name][a:b])
+
+    def read_field(self, name: str, a: int = 0, b: int | None = None) -> np.ndarray:
+        """Committed rows ``[a, b)`` of field ``name`` (KeyError when the table has none)."""
+        if name not in self.fields:
+            raise KeyError(name)
+        return self.read(f"{FIELDS}/{name}", a, b)
 
     def read_all(self, a: int = 0, b: int | None = None) -> dict[str, np.ndarray]:
         b = self.committed if b is None else min(b, self.committed)

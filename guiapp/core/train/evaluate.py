@@ -4,7 +4,11 @@ precision/recall/F1 report, written as CSV, JSON and Markdown.
 At the end of a run the split's per-row predictions are written to ``predictions.h5``
 (in dataset order, by the same loop as ``guiapp predict``) and the confusion matrix and
 report are computed from that file, so confusion cell (i, j) is exactly the file's rows
-with label i and prediction j.
+with label i and prediction j. When the dataset has groups, the file carries each row's
+group (and kept fields), and the run also gets ``groups.csv`` (per group: rows, class by
+mean probability and by vote, agreement, true class) and ``group_confusion.csv`` (groups
+by majority true class vs mean-probability class), reported beside the per-row results;
+the report says how the run split (config.json's ``split``).
 """
 
 from __future__ import annotations
@@ -17,7 +21,10 @@ import numpy as np
 
 from ..atomic import atomic_write_text
 from ..pipeline import BatchPipeline
-from .runfolder import RunFolder
+from .runfolder import RunFolder, read_json_object
+
+GROUPS_CSV = "groups.csv"
+GROUP_CONFUSION_CSV = "group_confusion.csv"
 
 
 def evaluate_split(
@@ -79,6 +86,7 @@ def write_predictions(run: RunFolder, prep: Any, predict: Any, split: str) -> np
     on this process's devices only, so the chief of a multi-worker run needs no peers).
     """
     from ..predict.engine import heads_from_predict, pipeline_for, predict_into
+    from ..predict.groups import DatasetFields
     from ..predict.output import confusion_from_table
     from ..predict.source import dataset_hash, file_hash, plan_rows
     from ..predict.table import PredictionTable, TableSpec, TableWriter, create_table
@@ -87,6 +95,7 @@ def write_predictions(run: RunFolder, prep: Any, predict: Any, split: str) -> np
     plan = dataclasses.replace(prep.val.plan, shuffle=False, worker=0, workers=1, fraction=1.0)
     rows = plan_rows(plan)
     model_file = run.last_model if run.last_model.exists() else run.best_model
+    fields = DatasetFields(prep.ds)
     spec = TableSpec(
         rows=len(rows),
         num_classes=k,
@@ -100,11 +109,12 @@ def write_predictions(run: RunFolder, prep: Any, predict: Any, split: str) -> np
         dataset_path=str(prep.ds.path.resolve()),
         split=split,
         batch=plan.batch_size,
+        fields=fields.spec(),
     )
     create_table(run.predictions, spec, rows)
     pipe = pipeline_for(prep.ds, plan, dtype=prep.val.out_dtype)
     predict_into(
-        TableWriter(run.predictions),
+        TableWriter(run.predictions, fields),
         pipe,
         heads_from_predict(predict, spec.top_k),
         x_shape=prep.x_shape,
@@ -126,17 +136,87 @@ def write_evaluation(
         cm = write_predictions(run, prep, steps.predict, split)
     report = class_report(cm, class_names)
     report["split"] = split
-    buf = io.StringIO()
-    buf.write("true\\predicted," + ",".join(class_names) + "\n")
-    for name, row in zip(class_names, cm.tolist(), strict=True):
-        buf.write(name + "," + ",".join(map(str, row)) + "\n")
-    atomic_write_text(run.path / "confusion.csv", buf.getvalue())
+    report["split_by"] = split_text(read_json_object(run.config).get("split"))
+    atomic_write_text(run.path / "confusion.csv", confusion_csv(cm, class_names))
+    groups = group_evaluation(run) if predictions is not None else None
+    if groups is not None:
+        report["groups"] = groups
     run.write_json("report.json", report)
     md = [
         f"# Evaluation on the {split} split",
         "",
         f"Accuracy {report['accuracy']:.4f}, macro F1 {report['macro_f1']:.4f}, {report['rows']:,} rows.",
         "",
+        f"Split: {report['split_by']}.",
+        "",
+    ]
+    md += report_markdown(report, "rows")
+    if groups is not None:
+        md += ["", f"## Per group ({groups['groups']:,} groups, `{GROUPS_CSV}`)", ""]
+        md += [
+            "Each group's true class is its rows' majority label, its predicted class the "
+            "class of highest mean probability over its rows.",
+            "",
+            f"Accuracy {groups['accuracy']:.4f}, macro F1 {groups['macro_f1']:.4f}.",
+            "",
+        ]
+        md += report_markdown(groups, "groups")
+    atomic_write_text(run.path / "report.md", "\n".join(md) + "\n")
+    return report
+
+
+def split_text(split: Any) -> str:
+    """How a run split, from its config.json's ``split``: ``by groups: N groups`` or
+    ``rows: groups may cross splits`` (or why there are no groups)."""
+    if not isinstance(split, dict):
+        return "not recorded"
+    if split.get("by") == "groups":
+        text = f"by groups: {int(split.get('total_groups', 0)):,} groups"
+        counts = split.get("groups") or {}
+        parts = [f"{k} {int(v):,}" for k, v in counts.items() if v]
+        return text + (f" ({', '.join(parts)})" if parts else "")
+    return str(split.get("note") or "rows: groups may cross splits")
+
+
+def confusion_csv(cm: np.ndarray, class_names: list[str]) -> str:
+    buf = io.StringIO()
+    buf.write("true\\predicted," + ",".join(class_names) + "\n")
+    for name, row in zip(class_names, cm.tolist(), strict=True):
+        buf.write(name + "," + ",".join(map(str, row)) + "\n")
+    return buf.getvalue()
+
+
+def group_evaluation(run: RunFolder) -> dict[str, Any] | None:
+    """Per-group results of the run's predictions (None when its rows have no groups):
+    ``groups.csv``, ``group_confusion.csv`` and the groups' class report."""
+    from ..predict.groups import aggregate
+    from ..predict.table import PredictionTable
+
+    if "group" not in PredictionTable(run.predictions).fields:
+        return None
+    table = aggregate([run.predictions], "group")
+    table.write_csv(run.path / GROUPS_CSV)
+    return group_report(table, run.path / GROUP_CONFUSION_CSV)
+
+
+def group_report(table: Any, confusion_path: Any = None) -> dict[str, Any]:
+    """The class report of a ``GroupTable``'s groups (majority true class vs
+    mean-probability class), and its confusion matrix as CSV at ``confusion_path``."""
+    names = list(table.class_names)
+    cm = table.confusion()
+    if confusion_path is not None:
+        atomic_write_text(confusion_path, confusion_csv(cm, names))
+    report = class_report(cm, names)
+    report.pop("class_names")
+    report["groups"] = report.pop("rows")
+    report["exact"] = table.exact
+    return report
+
+
+def report_markdown(report: dict[str, Any], unit: str) -> list[str]:
+    """The per-class table and the confusion matrix of a class report, in Markdown."""
+    class_names = [c["name"] for c in report["classes"]]
+    md = [
         "| class | precision | recall | F1 | support |",
         "|---|---|---|---|---|",
     ]
@@ -146,12 +226,11 @@ def write_evaluation(
         )
     md += [
         "",
-        "Confusion matrix (rows: true class, columns: predicted):",
+        f"Confusion matrix, counting {unit} (rows: true class, columns: predicted):",
         "",
         "| | " + " | ".join(class_names) + " |",
         "|---" * (len(class_names) + 1) + "|",
     ]
-    for name, row in zip(class_names, cm.tolist(), strict=True):
+    for name, row in zip(class_names, report["confusion"], strict=True):
         md.append(f"| **{name}** | " + " | ".join(f"{v:,}" for v in row) + " |")
-    atomic_write_text(run.path / "report.md", "\n".join(md) + "\n")
-    return report
+    return md

@@ -6,6 +6,11 @@
 "best_trial", "mean_val_accuracy", "std_val_accuracy", "folds", "groups", "curve"}}``.
 A group is the trials that differ only in their fold (mean and std over folds); the curve
 is one point per fraction (training rows against validation accuracy, spread over folds).
+Once every fold of a group has finished, the group gets ``oof``: the pooled out-of-fold
+evaluation, built from every fold's ``predictions.h5`` (the folds' validation rows are
+disjoint, so pooled they hold each row once): the confusion matrix and class report per
+row and, when the rows have groups, per group (majority true class vs mean-probability
+class); ``summary.oof`` is the best group's (``oof_groups.csv`` its per-group table).
 Everything comes from the run folders' files, so a resumed experiment summarises exactly
 like an uninterrupted one.
 """
@@ -19,11 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import atomic_write_text
+from .evaluate import class_report, group_report, report_markdown
 from .experiment_spec import ExperimentSpec, Trial
 from .runfolder import RunFolder, read_json_object
 
 SUMMARY_JSON = "experiment.json"
 SUMMARY_MD = "experiment.md"
+OOF_GROUPS_CSV = "oof_groups.csv"
 METRIC = "val_accuracy"
 
 
@@ -115,12 +122,57 @@ def group_over_folds(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def summarize(spec: ExperimentSpec) -> dict[str, Any]:
+def pooled_out_of_fold(runs: list[Path]) -> tuple[dict[str, Any], Any] | None:
+    """The pooled evaluation of the folds' ``predictions.h5`` (None while one is missing)
+    and its ``GroupTable`` (None without groups): ``rows``, the class report of every fold's
+    rows together, and ``groups``, per group with each group's rows of every fold pooled."""
+    from ..predict.groups import aggregate
+    from ..predict.output import confusion_from_table
+    from ..predict.table import PredictionTable
+
+    paths = [RunFolder(r).predictions for r in runs]
+    if not paths or not all(p.exists() for p in paths):
+        return None
+    tables = [PredictionTable(p) for p in paths]
+    if not all(t.complete and t.has_labels for t in tables):
+        return None
+    cm = confusion_from_table(tables[0])
+    for t in tables[1:]:
+        cm = cm + confusion_from_table(t)
+    rows = class_report(cm, tables[0].class_names)
+    rows.pop("class_names")
+    out: dict[str, Any] = {"folds": len(paths), "rows": rows, "groups": None}
+    table = None
+    if all("group" in t.fields for t in tables):
+        table = aggregate(paths, "group")
+        out["groups"] = group_report(table)
+    return out, table
+
+
+def _with_oof(
+    spec: ExperimentSpec, trials: list[Trial], groups: list[dict[str, Any]]
+) -> dict[int, Any]:
+    """Each group whose folds have all finished gets its pooled out-of-fold evaluation;
+    returns the per-group tables by group index."""
+    run_of = {t.id: t.run_dir for t in trials}
+    tables: dict[int, Any] = {}
+    for i, g in enumerate(groups):
+        g["oof"] = None
+        if len(spec.folds) > 1 and len(g["trials"]) == len(spec.folds):
+            got = pooled_out_of_fold([run_of[t] for t in g["trials"]])
+            if got is not None:
+                g["oof"], tables[i] = got
+    return tables
+
+
+def summarize(spec: ExperimentSpec, oof_groups_csv: Path | None = None) -> dict[str, Any]:
+    """The summary; with ``oof_groups_csv``, the pooled per-group table written there."""
     trials = spec.trials()
     results = [trial_result(t) for t in trials]
     for r, t in zip(results, trials, strict=True):
         r["run"] = "." if t.run_dir == spec.out else t.run_dir.name
     group_list = group_over_folds(results)
+    oof_tables = _with_oof(spec, trials, group_list)
     done = [
         r for r in results if r["status"] == "finished" and r["final"]["val_accuracy"] is not None
     ]
@@ -140,6 +192,12 @@ def summarize(spec: ExperimentSpec) -> dict[str, Any]:
         "std_val_accuracy": best_group["std_val_accuracy"] if best_group else None,
         "groups": group_list,
     }
+    chosen = best_group or (group_list[0] if len(group_list) == 1 else None)
+    summary["oof"] = chosen["oof"] if chosen else None
+    at = next((i for i, g in enumerate(group_list) if g is chosen), -1)
+    table = oof_tables.get(at)
+    if oof_groups_csv is not None and table is not None:
+        table.write_csv(oof_groups_csv)
     if spec.fractions:
         summary["curve"] = [
             {
@@ -157,8 +215,8 @@ def summarize(spec: ExperimentSpec) -> dict[str, Any]:
 def write_summary(spec: ExperimentSpec) -> dict[str, Any]:
     """Write ``experiment.json`` and ``experiment.md`` (and, for folds or fractions alone,
     the ``folds.json``/``fractions.json`` of earlier versions); returns the summary."""
-    data = summarize(spec)
     out = spec.out
+    data = summarize(spec, out / OOF_GROUPS_CSV)
     RunFolder(out).write_json(SUMMARY_JSON, data)
     atomic_write_text(out / SUMMARY_MD, markdown(spec, data))
     varied = spec.varied()
@@ -244,7 +302,35 @@ def markdown(spec: ExperimentSpec, data: dict[str, Any]) -> str:
             )
     if s["mean_val_accuracy"] is not None:
         lines += ["", f"Mean {s['mean_val_accuracy']:.4f} ± {s['std_val_accuracy']:.4f}."]
+    if s.get("oof"):
+        lines += _oof_markdown(s["oof"])
     return "\n".join(lines) + "\n"
+
+
+def _oof_markdown(oof: dict[str, Any]) -> list[str]:
+    r = oof["rows"]
+    lines = [
+        "",
+        f"## Pooled out-of-fold evaluation ({oof['folds']} folds)",
+        "",
+        "Every fold's validation predictions together (each row once, predicted by the "
+        "model that did not train on it).",
+        "",
+        f"Per row: accuracy {r['accuracy']:.4f}, macro F1 {r['macro_f1']:.4f}, {r['rows']:,} rows.",
+        "",
+        *report_markdown(r, "rows"),
+    ]
+    g = oof["groups"]
+    if g is not None:
+        lines += [
+            "",
+            f"Per group (majority true class vs mean-probability class, `{OOF_GROUPS_CSV}`): "
+            f"accuracy {g['accuracy']:.4f}, macro F1 {g['macro_f1']:.4f}, "
+            f"{g['groups']:,} groups.",
+            "",
+            *report_markdown(g, "groups"),
+        ]
+    return lines
 
 
 def _write_legacy(out: Path, what: str, trials: list[dict[str, Any]], s: dict[str, Any]) -> None:
