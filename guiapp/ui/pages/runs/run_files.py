@@ -51,15 +51,6 @@ def read_run(path: str) -> dict[str, Any]:
     }
 
 
-def split_text(split: dict[str, Any]) -> str:
-    """How a run split its dataset, in the words shown wherever its scores are."""
-    if not split:
-        return "split by blocks of rows (a run from before grouped splits)"
-    if split.get("by") == "groups":
-        return f"split by groups ({split.get('total_groups', 0):,} groups, none in two splits)"
-    return str(split.get("note") or "rows: groups may cross splits")
-
-
 class Segments:
     """The wall time a run trained, over all its segments (a start, then each resume):
     the union of [started, end] of each segment, so the gaps between a stop and its

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from guiapp.core.project import Project
+from guiapp.core.train.evaluate import split_text
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.dialogs.predict_dialog import PredictDialog
 from guiapp.ui.jobs.cli_job import format_eta, format_rate
@@ -35,7 +36,6 @@ from guiapp.ui.pages.runs.run_files import (
     class_rows,
     predictions_file,
     read_run,
-    split_text,
 )
 from guiapp.ui.pages.runs.runs_list import RunsList
 from guiapp.ui.widgets.layouts import column, splitter
@@ -106,9 +106,25 @@ class RunsPage(RunsList, RunExport, Page):
         self.report = table(("Class", "Precision", "Recall", "F1", "Support"))
         self.summary = QLabel("Select a run to see its evaluation.")
         self.summary.setWordWrap(True)
+        # A run on a dataset with groups has two evaluations: per row and per group (each
+        # group's majority true class against its mean-probability class).
+        self.level = QComboBox()
+        self.level.addItem("per row", "rows")
+        self.level.addItem("per group", "groups")
+        self.level.setToolTip(
+            "Per group: each group (an organism, a source sample) counted once, its class "
+            "the highest mean probability over its rows"
+        )
+        self.level.currentIndexChanged.connect(lambda _i: self._show_evaluation(self.current()))
+        level_row = QWidget()
+        level_layout = QHBoxLayout(level_row)
+        level_layout.setContentsMargins(0, 0, 0, 0)
+        level_layout.addWidget(QLabel("Confusion matrix and report"))
+        level_layout.addWidget(self.level)
+        level_layout.addStretch(1)
         evaluation = splitter(
             Qt.Orientation.Horizontal,
-            self.confusion,
+            column(level_row, self.confusion),
             column(self.summary, self.report),
             sizes=(440, 360),
         )
@@ -260,6 +276,12 @@ class RunsPage(RunsList, RunExport, Page):
     def _show_evaluation(self, info: dict[str, Any] | None) -> None:
         report = info.get("report", {}) if info else {}
         names = report.get("class_names") or []
+        groups = report.get("groups")
+        self.level.setEnabled(isinstance(groups, dict))
+        by_group = isinstance(groups, dict) and self.level.currentData() == "groups"
+        if by_group:
+            assert isinstance(groups, dict)
+            report = {**groups, "split": report.get("split", "val"), "class_names": names}
         confusion = report.get("confusion")
         if confusion is None and info:
             confusion = _confusion_csv(Path(info["path"]) / "confusion.csv")
@@ -282,10 +304,17 @@ class RunsPage(RunsList, RunExport, Page):
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
                     )
                 self.report.setItem(r, col, item)
+        assert info is not None
+        what = f"{report.get('groups', 0):,} groups" if by_group else "rows"
+        click = (
+            "Each group is one count; groups.csv in the run folder lists them."
+            if by_group
+            else "Click a cell to browse exactly its samples, most confident first."
+        )
         self.summary.setText(
-            f"{report.get('split', 'val')} split: accuracy {report.get('accuracy', 0):.4f}, "
-            f"macro F1 {report.get('macro_f1', 0):.4f}; {split_text(info.get('split', {}))}. "
-            "Click a cell to browse exactly its samples, most confident first."
+            f"{report.get('split', 'val')} split, {what}: accuracy "
+            f"{report.get('accuracy', 0):.4f}, macro F1 {report.get('macro_f1', 0):.4f}; "
+            f"split {split_text(info.get('split'))}. {click}"
         )
 
     # ------------------------------------------------------------------ actions
@@ -297,8 +326,8 @@ class RunsPage(RunsList, RunExport, Page):
         validation rows of the true class and says so in the title.
         """
         info = self.current()
-        if info is None:
-            return
+        if info is None or (self.level.isEnabled() and self.level.currentData() == "groups"):
+            return  # a cell of the per-group matrix counts groups, not rows
         data = info["config"].get("data") or info["dataset"].get("path")
         if not data:
             return

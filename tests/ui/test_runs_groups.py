@@ -1,0 +1,59 @@
+"""Issue 28.6: the Runs page shows a run's evaluation per row and per group, and says how
+the run split (a real run trained by ``guiapp train`` in a child process)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from conftest import open_project
+
+from guiapp.core.store import DatasetWriter
+
+DENSE = {
+    "name": "dense",
+    "input": {"shape": [6], "dtype": "float32"},
+    "layers": [{"type": "Dense", "units": 16, "activation": "relu"},
+               {"type": "Dense", "units": 3, "activation": "softmax"}],
+    "loss": "sparse_categorical_crossentropy",
+    "optimizer": {"type": "adam", "learning_rate": 0.01},
+    "metrics": ["accuracy"],
+}  # fmt: skip
+
+
+def test_runs_page_shows_per_row_and_per_group_evaluations(qtbot, tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    g = np.repeat(np.arange(120), 10)
+    y = (g % 3).astype(np.int32)
+    x = (rng.normal(size=(1200, 6)) + y[:, None]).astype("float32")
+    data = tmp_path / "d.h5"
+    with DatasetWriter(data, sample_shape=(6,), dtype="float32", class_names=["a", "b", "c"],
+                       columns={"group": "int64"}) as w:  # fmt: skip
+        w.append(x, y, {"group": g})
+    spec = tmp_path / "dense.json"
+    spec.write_text(json.dumps(DENSE))
+    run = tmp_path / "runs" / "r1"
+    r = subprocess.run(
+        [sys.executable, "-m", "guiapp", "train", "--data", str(data), "--model", str(spec),
+         "--out", str(run), "--epochs", "2", "--batch", "32", "--val", "0.25"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    report = json.loads((run / "report.json").read_text())
+    ref = {"path": str(run), "name": "r1", "dataset": "d", "model": "dense"}
+    window = open_project(qtbot, tmp_path, "Runs", {"d": data}, [ref])
+    window.set_page(4)
+    runs = window.page("Runs")
+    qtbot.waitUntil(
+        lambda: runs.confusion.matrix is not None and runs.level.isEnabled(), timeout=10_000
+    )
+    assert int(runs.confusion.matrix.sum()) == report["rows"] == 300
+    assert "split by groups: 120 groups" in runs.summary.text()
+    runs.level.setCurrentIndex(1)  # per group
+    assert int(runs.confusion.matrix.sum()) == report["groups"]["groups"] == 30
+    assert "30 groups" in runs.summary.text() and "groups.csv" in runs.summary.text()
+    assert runs.report.rowCount() == 3
+    assert sum(int(runs.report.item(i, 4).text()) for i in range(3)) == 30
