@@ -288,3 +288,21 @@ def test_compiled_copy_plan_equals_numpy() -> None:
             b = ep._masked_window_runs(w, compiled=False)
             for u, v in zip(a, b, strict=True):
                 assert np.array_equal(u, v)
+
+
+def test_check_validates_the_columns(noise8: Path, tmp_path: Path) -> None:
+    import shutil
+
+    import h5py
+
+    copy = tmp_path / "noise.h5"
+    shutil.copy(noise8, copy)
+    shutil.copytree(noise8.with_name("noise.shards"), tmp_path / "noise.shards")
+    r = guiapp("check", copy, "--json")
+    rep = json.loads(r.stdout)
+    assert r.returncode == 0 and any("columns group" in c for c in rep["checked"])
+    shard = next((tmp_path / "noise.shards").glob("*.h5"))
+    with h5py.File(shard, "r+") as f:
+        del f["meta/group"]
+    r = guiapp("check", copy)
+    assert r.returncode == 2 and "column 'group' is missing" in r.stderr and str(shard) in r.stderr

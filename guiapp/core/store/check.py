@@ -99,6 +99,8 @@ def check_dataset(
             return rep
         _counts(ds, rep.step(f"committed and class counts of {len(ds.shards)} shard(s)"))
         _labels(ds, rep, full, progress, cancelled)
+        if ds.columns:
+            _columns(ds, rep.step(f"columns {', '.join(ds.columns)} of every shard"))
         if not full:
             return rep
         _shard_files(ds, rep.step(f"{len(ds.shards)} shard file(s) opened as HDF5"))
@@ -155,6 +157,50 @@ def _labels(
                 "Fix the labels or the class names and import the data again",
             )
         )
+
+
+def _columns(ds: Dataset, result: CheckResult) -> None:
+    """Every shard holds every column the index lists, as long as the shard, of its dtype;
+    group ids are not negative; the group names (when kept) are one per distinct id."""
+    import h5py
+
+    from .columns import GROUP, column_path, group_names
+
+    for s in ds.shards:
+        if s.committed == 0:
+            continue
+        with h5py.File(s.path, "r", locking=False) as f:
+            for name, dt in ds.columns.items():
+                d = f.get(column_path(name))
+                if d is None or d.shape != (s.capacity,) or d.dtype != dt:
+                    got = "missing" if d is None else f"{d.dtype} of shape {d.shape}"
+                    result.problems.append(
+                        DatasetError(
+                            s.path,
+                            f"column {name!r} is {got}, the index says {dt} of ({s.capacity},)",
+                            "The shard is not this dataset's: regenerate or re-import it",
+                        )
+                    )
+                elif name == GROUP and int(np.min(d[: s.committed])) < 0:
+                    result.problems.append(
+                        DatasetError(
+                            s.path,
+                            "holds a negative group id",
+                            "Regenerate or re-import the dataset",
+                        )
+                    )
+    table = group_names(ds) if GROUP in ds.columns else None
+    if table is not None:
+        ids, names = table
+        if len(ids) != len(names) or (len(ids) > 1 and bool((np.diff(ids) <= 0).any())):
+            result.problems.append(
+                DatasetError(
+                    ds.path,
+                    "its table of group names is damaged (ids not sorted and unique, or not "
+                    "one name each)",
+                    "Re-import the dataset",
+                )
+            )
 
 
 def _shard_files(ds: Dataset, result: CheckResult) -> None:
