@@ -66,7 +66,7 @@ def test_one_process_writes_a_run_at_a_time(data: Path, tmp_path: Path) -> None:
     rest = first.communicate(timeout=120)[0]
     assert first.returncode == 0 and '"stopped"' in rest
     assert rest.count('"started"') == 0  # (the second start never started)
-    assert not run_active(out) and lock_path(out).exists()
+    assert not run_active(out) and not lock_path(out).exists()
     r = guiapp(*argv[:-2], "--epochs", "2", "--resume")  # the lock went with its process
     assert r.returncode == 0, r.stderr[-2000:]
 

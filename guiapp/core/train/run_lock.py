@@ -5,7 +5,9 @@ An advisory ``flock`` on ``.NAME.run.lock`` beside the folder ``NAME`` (beside, 
 still wrote). The training process takes it exclusively, without waiting, before it
 touches the folder, and holds it until it exits; the kernel drops it when the process
 dies however it dies, so a lock is never stale and a recycled pid is never mistaken for
-its holder. The file holds the holder's pid and start time, for the message only.
+its holder. The file holds the holder's pid and start time, for the message only; the
+holder removes it on the way out (a process that opened it meanwhile sees that the file it
+locked is no longer the one at the path, and locks afresh).
 
 Children of the run that write nothing of their own (the other workers of a cluster, the
 trials of ``--parallel-trials``, which the parent's lock covers) do not take it.
@@ -42,16 +44,23 @@ class RunLock:
     def __enter__(self) -> RunLock:
         if fcntl is None:
             return self
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        if not _exclusive(fd, WAIT_S):
-            holder = _holder(fd)
-            os.close(fd)
-            raise FileError(
-                self.out,
-                f"another guiapp process{holder} is writing this run now",
-                "Wait for it to finish, or stop it (Jobs panel, or SIGTERM), then try again",
-            ) from None
+        while True:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError:
+                return self  # no folder can be made there: the run's own checks say why
+            if not _exclusive(fd, WAIT_S):
+                holder = _holder(fd)
+                os.close(fd)
+                raise FileError(
+                    self.out,
+                    f"another guiapp process{holder} is writing this run now",
+                    "Wait for it to finish, or stop it (Jobs panel, or SIGTERM), then try again",
+                ) from None
+            if _same_file(fd, self.path):
+                break
+            os.close(fd)  # its holder removed it after we opened it: lock the new one
         os.ftruncate(fd, 0)
         info = {"pid": os.getpid(), "started": time.time()}
         os.pwrite(fd, json.dumps(info).encode(), 0)
@@ -62,10 +71,20 @@ class RunLock:
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self.fd is not None:
-            if not self.out.exists():  # refused before writing anything: leave nothing
+            # Removed while held: whoever opened it meanwhile finds it gone and starts again.
+            if _same_file(self.fd, self.path):
                 self.path.unlink(missing_ok=True)
-            os.close(self.fd)  # (else the file stays: removing it could let two writers in)
+            os.close(self.fd)
             self.fd = None
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino)
 
 
 #: How long a start waits for the lock (``run_active`` holds it for an instant).
