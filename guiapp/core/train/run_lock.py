@@ -127,3 +127,20 @@ def run_active(out: str | os.PathLike[str]) -> bool:
         return True
     finally:
         os.close(fd)
+
+
+def run_holder(out: str | os.PathLike[str]) -> int | None:
+    """The pid of the process writing the run now (None when none is): the lock's holder,
+    never a pid remembered from before (it may belong to another process by now)."""
+    if not run_active(out):
+        return None
+    try:
+        fd = os.open(lock_path(out), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        text = _holder(fd)
+    finally:
+        os.close(fd)
+    digits = "".join(c for c in text if c.isdigit())
+    return int(digits) if digits else None

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QLabel
 
 from guiapp.core.train.experiment_spec import resume_spec_path
 from guiapp.core.train.history import END_EVENTS, RunHistory
+from guiapp.core.train.run_lock import run_holder
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.jobs.run_tail import EventsTail, FollowedJob, process_alive, start_detached
@@ -82,12 +83,16 @@ class DetachedRuns:
             return
         self._set_history(history)
         events = Path(self.run["path"]) / "events.jsonl"
-        pid = self.run.get("pid")
+        # The process writing the run is its lock's holder: a pid saved in the project may
+        # belong to another process after a reboot, and must never get the run's SIGTERM.
+        holder = run_holder(self.run["path"])
+        pid = holder if holder is not None else self.run.get("pid")
         try:
             recent = time.time() - events.stat().st_mtime < RECENT_S
         except OSError:
             recent = False
-        alive = process_alive(pid)  # a detached run may not have written "started" yet
+        # (a run just started may not hold its lock yet: its own pid, alive and recent)
+        alive = holder is not None or (process_alive(pid) and recent)
         live = alive or (history.status == "running" and not pid and recent)
         if live:
             self.tail = EventsTail(events, pid if alive else None, self)

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from guiapp.core.errors import UserError
 from guiapp.core.project import Project
 from guiapp.core.train.history import RunHistory
+from guiapp.core.train.run_lock import run_active
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
 from guiapp.ui.jobs.run_tail import EventsTail, stop_detached
@@ -202,7 +203,12 @@ class TrainingPage(DetachedRuns, Page):
         has_state = folder is not None and (
             (folder / "checkpoints" / "last.h5").exists() or (folder / "spec.json").exists()
         )
-        self.resume_button.setEnabled(not running and resumable and has_state)
+        live = folder is not None and run_active(folder)  # another process writes it
+        self.resume_button.setEnabled(not running and resumable and has_state and not live)
+        if live and not running:
+            self.resume_button.setToolTip("Another process is writing this run now")
+        else:
+            self.resume_button.setToolTip("Continue the stopped run exactly where it stopped")
 
     def _set_history(self, history: RunHistory) -> None:
         self.history = history
