@@ -94,7 +94,7 @@ def write_predictions(run: RunFolder, prep: Any, predict: Any, split: str) -> np
     k = prep.ds.num_classes
     plan = dataclasses.replace(prep.val.plan, shuffle=False, worker=0, workers=1, fraction=1.0)
     rows = plan_rows(plan)
-    model_file = run.last_model if run.last_model.exists() else run.best_model
+    model_file = run.best_model if run.best_model.exists() else run.last_model
     fields = DatasetFields(prep.ds)
     spec = TableSpec(
         rows=len(rows),
@@ -128,15 +128,19 @@ def write_evaluation(
     class_names: list[str],
     split: str,
     predictions: tuple[Any, Any] | None = None,
+    model: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the report; with ``predictions=(prep, steps)`` the split's per-row predictions
-    first, and the confusion matrix computed from them instead of ``cm``."""
+    first, and the confusion matrix computed from them instead of ``cm``. ``model``: which
+    weights were evaluated (file, 1-based epoch of how many, why they were chosen)."""
     if predictions is not None:
         prep, steps = predictions
         cm = write_predictions(run, prep, steps.predict, split)
     report = class_report(cm, class_names)
     report["split"] = split
     report["split_by"] = split_text(read_json_object(run.config).get("split"))
+    if model is not None:
+        report["model"] = model
     atomic_write_text(run.path / "confusion.csv", confusion_csv(cm, class_names))
     groups = group_evaluation(run) if predictions is not None else None
     if groups is not None:
@@ -150,6 +154,12 @@ def write_evaluation(
         f"Split: {report['split_by']}.",
         "",
     ]
+    if model is not None:
+        md += [
+            f"Model: `{model['file']}`, epoch {model['epoch']} of {model['epochs']} "
+            f"({model['chosen']}): the model Export ships and `guiapp predict` uses.",
+            "",
+        ]
     md += report_markdown(report, "rows")
     if groups is not None:
         md += ["", f"## Per group ({groups['groups']:,} groups, `{GROUPS_CSV}`)", ""]

@@ -245,11 +245,17 @@ class TrainingJob:
         if self.chief:
             _save_model(prep.model, self.run.last_model)
         if prep.val is not None:
+            shipped = self._shipped_model(prep, state)
             vl, va, cm = _evaluate(prep, steps, prep.val)
             if self.chief:
                 ds = prep.ds
                 report = write_evaluation(
-                    self.run, cm, ds.class_names, prep.val_split or "val", predictions=(prep, steps)
+                    self.run,
+                    cm,
+                    ds.class_names,
+                    prep.val_split or "val",
+                    predictions=(prep, steps),
+                    model=shipped,
                 )
                 self.emit(
                     "evaluation",
@@ -264,6 +270,23 @@ class TrainingJob:
             summary["val_loss"] = vl
         self.emit("finished", **{k: v for k, v in summary.items() if k != "history"})
         return summary
+
+    def _shipped_model(self, prep: PreparedRun, state: RunState) -> dict[str, Any]:
+        """Put the weights that Export ships and ``predict`` uses (``best.keras``: the epoch
+        of the highest validation accuracy) into the model, so the evaluation describes
+        them; what they are, for the report."""
+        last = len(state.history)
+        at = best_epoch(state.history)
+        if at is None or not self.run.best_model.exists():
+            return {"file": "last.keras", "epoch": last, "epochs": last, "chosen": "the last epoch"}
+        if at != last - 1 and not self.cfg.early_stopping:  # (early stopping restored it)
+            restore_best(prep.model, self.run.best_model)
+        return {
+            "file": "best.keras",
+            "epoch": at + 1,
+            "epochs": last,
+            "chosen": "the highest validation accuracy",
+        }
 
 
 def _evaluate(
