@@ -49,3 +49,32 @@ def test_training_page_says_how_it_splits_and_warns_of_duplicates(qtbot, tmp_pat
     assert "no groups" in text and "identical rows" in text and "check --leakage" in text
     spec = form.split_config()
     assert spec is not None and spec.split_by == "groups"
+
+
+def test_refusals_show_at_the_top_and_clear_when_fixed(qtbot, tmp_path: Path) -> None:
+    """Issue 34.1 and 34.9: at the default window size Start/Stop/Resume and why Start
+    refused are on screen (a refusal printed under the scrolling form was never seen), in
+    the status bar too, and the refusal clears once another model is chosen."""
+    from guiapp.core.model import fit_template
+
+    data = _write(tmp_path / "k.h5", np.zeros((300, 126), "float32"), np.arange(300) % 2, None)
+    project = Project.new(tmp_path / "p.gproj", "Refusal")
+    project.datasets.append(DatasetRef("kmers", data))
+    project.models.append({"name": "fits", "spec": dict(fit_template("kmer-conv1d", [126], 2))})
+    window = MainWindow(project)
+    qtbot.addWidget(window)
+    window.resize(1100, 690)
+    window.show()
+    window.set_page(3)
+    page = window.page("Training")
+    assert page.form.select_model("cnn2d-small")  # type: ignore[attr-defined]
+    assert page.start() is None  # type: ignore[attr-defined]
+    message = page.message  # type: ignore[attr-defined]
+    assert "Conv2D" in message.text() and "Conv2D" in window.statusBar().currentMessage()
+    for widget in (message, page.start_button):  # type: ignore[attr-defined]
+        assert widget.isVisible()
+        top_left = widget.mapTo(window, widget.rect().topLeft())
+        bottom = widget.mapTo(window, widget.rect().bottomLeft()).y()
+        assert 0 <= top_left.y() and bottom < window.height(), (widget, bottom)
+    assert page.form.select_model("fits")  # type: ignore[attr-defined]
+    assert message.text() == ""

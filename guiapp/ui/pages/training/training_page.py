@@ -41,6 +41,7 @@ from guiapp.ui.pages.training.training_form import TrainingForm
 from guiapp.ui.pages.training.training_plots import TrainingPlots
 from guiapp.ui.widgets.error_panel import ErrorPanel
 from guiapp.ui.widgets.layouts import splitter, wrapping_label
+from guiapp.ui.widgets.outputs import show_status
 
 
 class TrainingPage(DetachedRuns, Page):
@@ -77,21 +78,29 @@ class TrainingPage(DetachedRuns, Page):
         buttons = QHBoxLayout()
         for b in (self.start_button, self.stop_button, self.resume_button):
             buttons.addWidget(b)
+        # Start/Stop/Resume and why Start refused stay at the top, above the scrolling
+        # form: a refusal printed under a long form was never seen (issue 34.1).
         self.message = wrapping_label(problem=True)
         left = QWidget()
         column = QVBoxLayout(left)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.form)
         column.addWidget(self.form.experiment)
-        column.addLayout(buttons)
-        column.addWidget(self.message)
         column.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidget(left)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        form_scroll = QScrollArea()
+        form_scroll.setWidget(left)
+        form_scroll.setWidgetResizable(True)
+        form_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll = QWidget()
+        side = QVBoxLayout(scroll)
+        side.setContentsMargins(0, 0, 0, 0)
+        side.addLayout(buttons)
+        side.addWidget(self.message)
+        side.addWidget(form_scroll, 1)
         scroll.setFixedWidth(340)
+        for signal in (self.form.dataset.currentIndexChanged, self.form.model.currentIndexChanged):
+            signal.connect(self._clear_refusal)
 
         self.run_label = QLabel("No run yet.")
         self.run_label.setWordWrap(True)
@@ -218,9 +227,19 @@ class TrainingPage(DetachedRuns, Page):
         self._tick()
 
     # ------------------------------------------------------------------ start / stop / resume
+    def refuse(self, text: str) -> None:
+        """Why Start (or Resume) did nothing: at the top of the page and in the status bar;
+        it clears when the dataset or model changes, or at the next Start."""
+        self.message.setText(text)
+        if text:
+            show_status(self, text)
+
+    def _clear_refusal(self) -> None:
+        self.message.setText("")
+
     def start(self) -> CliJob | None:
         problems = self.form.problems()
-        self.message.setText("; ".join(problems))
+        self.refuse("; ".join(problems))
         if problems or self.is_running():
             return None
         project = self.project
@@ -229,7 +248,7 @@ class TrainingPage(DetachedRuns, Page):
         try:
             spec = self.form.experiment_spec(project, run_dir)
         except UserError as exc:
-            self.message.setText(str(exc))
+            self.refuse(str(exc))
             return None
         spec.save()
         args = ["--spec", str(spec.path)]
@@ -277,7 +296,7 @@ class TrainingPage(DetachedRuns, Page):
         try:
             args = resume_command(Path(self.run["path"]))
         except UserError as exc:
-            self.message.setText(str(exc))
+            self.refuse(str(exc))
             return None
         self._clear_outcome()
         self.run["status"] = "running"
