@@ -94,6 +94,9 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         self.resize(1100, 720)
         self._restore_window()
         self.set_page(0)
+        # Each form's own defaults: a project that kept no values starts from them, never
+        # from the previous project's (issue 34.2).
+        self._form_defaults = {key: form_values(form) for key, form in self._forms().items()}
         self.set_project(self.project)
 
     # ------------------------------------------------------------------ pages and themes
@@ -200,8 +203,9 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
 
     def _restore_forms(self) -> None:
         saved = self.project.ui.get("forms")
-        if isinstance(saved, dict):
-            for key, form in self._forms().items():
+        for key, form in self._forms().items():
+            set_form_values(form, self._form_defaults.get(key))
+            if isinstance(saved, dict):
                 set_form_values(form, saved.get(key))
 
     def remember_ui_state(self) -> None:

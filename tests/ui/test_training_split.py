@@ -78,3 +78,32 @@ def test_refusals_show_at_the_top_and_clear_when_fixed(qtbot, tmp_path: Path) ->
         assert 0 <= top_left.y() and bottom < window.height(), (widget, bottom)
     assert page.form.select_model("fits")  # type: ignore[attr-defined]
     assert message.text() == ""
+
+
+def test_a_new_project_starts_from_its_own_state(qtbot, tmp_path: Path) -> None:
+    """Issue 34.2: File > New after a project with a run and an edited form shows no run
+    and the form's defaults (not 2 epochs and 60 steps an epoch from the last project)."""
+    import json
+
+    from guiapp.core.train.history import RunHistory
+
+    run = tmp_path / "runs" / "r1"
+    run.mkdir(parents=True)
+    events = [{"event": "started", "time": 1.0, "epochs": 2, "steps_per_epoch": 10},
+              {"event": "epoch", "time": 2.0, "epoch": 0, "loss": 0.5, "accuracy": 0.7},
+              {"event": "finished", "time": 3.0}]  # fmt: skip
+    (run / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    old = Project.new(tmp_path / "old.gproj", "Old")
+    old.runs.append({"path": str(run), "name": "r1", "dataset": "d", "model": "m"})
+    window = MainWindow(old)
+    qtbot.addWidget(window)
+    page = window.page("Training")
+    qtbot.waitUntil(lambda: len(page.history.epoch_index) == 1, timeout=10_000)  # type: ignore[attr-defined]
+    page.form.epochs.setValue(2)  # type: ignore[attr-defined]
+    page.form.max_steps.setValue(60)  # type: ignore[attr-defined]
+    page.form.name.setText("demo-run")  # type: ignore[attr-defined]
+    window.set_project(Project.new(tmp_path / "new.gproj", "New"))
+    form = page.form  # type: ignore[attr-defined]
+    assert (form.epochs.value(), form.max_steps.value(), form.name.text()) == (5, 0, "")
+    assert page.run is None and page.run_label.text() == "No run yet."  # type: ignore[attr-defined]
+    assert isinstance(page.history, RunHistory) and len(page.history.epoch_index) == 0  # type: ignore[attr-defined]

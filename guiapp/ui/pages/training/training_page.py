@@ -188,8 +188,17 @@ class TrainingPage(DetachedRuns, Page):
         self._project = project
         self.form.fill(project)
         self.run = None
-        if project.runs and not self.is_running():
+        if self.is_running():
+            self._update_buttons()
+            return
+        self._clear_outcome()
+        self.refuse("")
+        if project.runs:
             self.show_run(project.runs[-1])
+        else:  # nothing of the previous project's run stays on screen
+            self._set_history(RunHistory())
+            self.run_label.setText("No run yet.")
+            self.progress_label.setText("")
         self._update_buttons()
 
     def project_updated(self) -> None:
