@@ -175,7 +175,8 @@ def split_preview(path: str, cfg: Any) -> tuple[list[str], bool]:
 
     with Dataset(path) as ds:
         d = describe_split(ds, cfg.splits(), fraction=cfg.fraction, split_by=cfg.split_by)
-        field = str((ds.provenance.get("config") or {}).get("group_field") or "group")
+        lineage = ds.provenance.get("lineage") or {}  # an import's: the group field's name
+        field = str(lineage.get("group_field") or "group")
         lines: list[str] = []
         if d["by"] == "groups":
             g, r = d["groups"], d["rows"]
