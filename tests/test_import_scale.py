@@ -506,10 +506,18 @@ def test_two_workers_give_the_same_dataset(
         assert a.provenance["row_errors"] == b.provenance["row_errors"] != []
 
 
-def _kill_at(src: Path, out: Path, phase: str, sealed: int, mid_shard: bool = False) -> None:
+def _kill_at(
+    src: Path,
+    out: Path,
+    phase: str,
+    sealed: int,
+    mid_shard: bool = False,
+    extra: tuple[str, ...] = (),
+) -> None:
     """Start an import and SIGKILL it once its checkpoint reaches ``phase`` (and ``sealed``;
-    ``mid_shard``: and its rows end inside a shard)."""
+    ``mid_shard``: and its rows end inside a shard). ``extra``: more options."""
     cmd = [sys.executable, "-m", "guiapp", "import", str(src), str(out), *ARGS, "--workers", "2"]
+    cmd += extra
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     try:
@@ -657,5 +665,12 @@ def test_bench_import_prints_the_issue_s_figures(tmp_path: Path) -> None:
         assert ratios["all_vs_naive"] == pytest.approx(rps["all_workers"] / rps["naive"], abs=0.006)
         assert ratios["all_vs_one"] == pytest.approx(
             rps["all_workers"] / rps["one_worker"], abs=0.006
+        )
+    g = res["groups"]  # the import with --group-field/--keep-fields against the same without
+    assert g["rows"] == 3000 and g["groups"] == 60 and g["same_rows_as_plain"] is True
+    assert g["kept_fields"] == ["_id", "name"]
+    for k in ("group", "group_kept"):
+        assert g["ratios"][f"{k}_vs_plain"] == pytest.approx(
+            g["rows_per_s"][k] / g["rows_per_s"]["plain"], abs=0.006
         )
     assert list(tmp_path.iterdir()) == []  # the bench's files are gone

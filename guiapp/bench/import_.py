@@ -18,7 +18,13 @@ values (the genomics user's documents, ``{"_id":{"$oid":...},"label":{"$numberIn
   two-pass shuffle, the shards written), end to end; the median of ``--repeat`` runs of
   each, interleaved (this machine's speed moves by up to 2x within an hour);
 - that the datasets of 1 and of all workers are identical (shard content hashes);
-- peak RSS of the whole process tree for each import.
+- peak RSS of the whole process tree for each import;
+- ``groups``: the import with ``--group-field accession`` and with ``--group-field
+  accession --keep-fields _id,name`` against the same import without them (all workers,
+  the same file: the documents above with an ``accession`` shared by 50 consecutive lines
+  and a ``name``), the median of ``--repeat`` interleaved runs of each;
+  ``ratios.group_vs_plain`` is the rows/s with the group over the rows/s without
+  (``--no-groups`` leaves it out).
 
 Before each timed step the page cache is written back (``settle``, outside the clock), so
 that no step pays for the writes of the one before.
@@ -73,6 +79,31 @@ def write_inputs(folder: Path, rows: int, seed: int = 12345) -> tuple[Path, Path
             fj.write("".join(js))
             fc.write("".join(cs))
     return jp, cp
+
+
+GROUP_ROWS = 50  # consecutive lines sharing an accession in the lineage bench's file
+
+
+def write_group_input(folder: Path, rows: int, seed: int = 12345) -> Path:
+    """``rows`` mongoexport-style JSON lines with an ``accession`` and a ``name``."""
+    rng = np.random.default_rng(seed)
+    path = folder / "kmers_groups.jsonl"
+    with open(path, "w") as fj:
+        for b0 in range(0, rows, 10_000):
+            m = min(10_000, rows - b0)
+            x = rng.integers(0, 65536, size=(m, L))
+            labels = rng.integers(0, 10, size=m).tolist()
+            oids = rng.integers(0, 2**62, size=m).tolist()
+            js = []
+            for i, row in enumerate(x.tolist()):
+                n = b0 + i
+                js.append(
+                    '{"_id":{"$oid":"%024x"},"accession":"GM_%07d","name":"Example_%d",'
+                    '"label":{"$numberInt":"%d"},"kmers":"%s"}\n'
+                    % (oids[i], n // GROUP_ROWS, n, labels[i], ",".join(map(str, row)))
+                )
+            fj.write("".join(js))
+    return path
 
 
 def _naive_blocks(rows: Iterable[list[int]]) -> int:
@@ -166,12 +197,14 @@ def settle() -> None:
         os.sync()
 
 
-def run_import_cli(src: Path, out: Path, fmt: str, workers: int) -> tuple[float, int]:
+def run_import_cli(
+    src: Path, out: Path, fmt: str, workers: int, more: tuple[str, ...] = ()
+) -> tuple[float, int]:
     """``guiapp import`` as the user runs it (a child process); (seconds, peak RSS bytes)."""
     import subprocess
 
     settle()
-    extra = ["--label-field", "label", "--data-field", "kmers"]
+    extra = ["--label-field", "label", "--data-field", "kmers", *more]
     cmd = [sys.executable, "-m", "guiapp", "import", str(src), str(out), "--format", fmt]
     cmd += [*extra, "--workers", str(workers), "--events", "-", "--overwrite"]
     with PeakRSS() as rss:
@@ -252,8 +285,52 @@ def bench_format(
     }
 
 
+#: The lineage bench's imports: without lineage fields, with the group, and with the group
+#: and two kept strings.
+LINEAGE = {
+    "plain": (),
+    "group": ("--group-field", "accession"),
+    "group_kept": ("--group-field", "accession", "--keep-fields", "_id,name"),
+}
+
+
+def bench_groups(folder: Path, rows: int, workers: int, repeat: int = 3) -> dict[str, Any]:
+    """The imports of ``LINEAGE`` of one file (``workers``), interleaved, each order in turn."""
+    from ..core.store import Dataset
+    from ..core.store.columns import group_summary
+
+    src = write_group_input(folder, rows)
+    runs: dict[str, list[float]] = {k: [] for k in LINEAGE}
+    outs = {k: folder / f"{k}.h5" for k in LINEAGE}
+    names = list(LINEAGE)
+    for i in range(max(1, repeat)):
+        for k in names[i % 3 :] + names[: i % 3]:
+            t, _ = run_import_cli(src, outs[k], "jsonl", workers, LINEAGE[k])
+            runs[k].append(t)
+    hashes = {k: shard_hashes(outs[k]) for k in LINEAGE}
+    with Dataset(outs["group_kept"]) as ds:
+        summary = group_summary(ds)
+    sec = {k: float(np.median(v)) for k, v in runs.items()}
+    src.unlink()
+    return {
+        "rows": rows,
+        "workers": workers,
+        "options": {k: " ".join(v) for k, v in LINEAGE.items()},
+        "seconds": {k: round(v, 2) for k, v in sec.items()},
+        "import_runs_s": {k: [round(t, 2) for t in v] for k, v in runs.items()},
+        "rows_per_s": {k: round(rows / v) for k, v in sec.items()},
+        "ratios": {
+            "group_vs_plain": round(sec["plain"] / sec["group"], 3),
+            "group_kept_vs_plain": round(sec["plain"] / sec["group_kept"], 3),
+        },
+        "groups": summary["groups"],
+        "kept_fields": summary["kept_fields"],
+        "same_rows_as_plain": hashes["plain"] == hashes["group"] == hashes["group_kept"],
+    }
+
+
 def run_import_bench(
-    rows: int, workers: int | None, folder: str | None, repeat: int = 3
+    rows: int, workers: int | None, folder: str | None, repeat: int = 3, groups: bool = True
 ) -> dict[str, Any]:
     from ..core.importers.parallel import default_workers
 
@@ -263,6 +340,10 @@ def run_import_bench(
         jp, cp = write_inputs(tmp, rows)
         res = bench_format(tmp, jp, "jsonl", rows, w, repeat)
         res["csv"] = bench_format(tmp, cp, "csv", rows, w, repeat)
+        if groups:
+            for p in (jp, cp):
+                p.unlink()
+            res["groups"] = bench_groups(tmp, rows, w, repeat)
         res["cores"] = os.cpu_count()
         res["load_average"] = [round(v, 2) for v in os.getloadavg()]
         return res
@@ -271,7 +352,7 @@ def run_import_bench(
 
 
 def cmd_bench_import(args: argparse.Namespace) -> int:
-    res = run_import_bench(args.rows, args.workers, args.dir, args.repeat)
+    res = run_import_bench(args.rows, args.workers, args.dir, args.repeat, not args.no_groups)
     if args.json:
         sys.stdout.write(json.dumps(res) + "\n")
         return 0
@@ -290,6 +371,16 @@ def cmd_bench_import(args: argparse.Namespace) -> int:
             f"all/naive {r['ratios']['all_vs_naive']}, all/one "
             f"{r['ratios']['all_vs_one']}; identical: {r['identical_for_1_and_all_workers']}\n"
         )
+    g = res.get("groups")
+    if g:
+        rp, r = g["rows_per_s"], g["ratios"]
+        sys.stdout.write(
+            f"lineage: {g['rows']:,} JSON lines, {g['workers']} workers ({g['groups']:,} groups)\n"
+            f"  {'without':<34} {rp['plain']:>10,} rows/s\n"
+            f"  {g['options']['group']:<34} {rp['group']:>10,} rows/s (x{r['group_vs_plain']})\n"
+            f"  {'  and --keep-fields _id,name':<34} {rp['group_kept']:>10,} rows/s "
+            f"(x{r['group_kept_vs_plain']}); same rows: {g['same_rows_as_plain']}\n"
+        )
     return 0
 
 
@@ -302,6 +393,11 @@ def register_bench(bench_sub: Any) -> None:
     s.add_argument("--dir", default=None, help="folder for the temporary files")
     s.add_argument(
         "--repeat", type=int, default=3, help="interleaved runs of each import, median (default 3)"
+    )
+    s.add_argument(
+        "--no-groups",
+        action="store_true",
+        help="leave out the import with --group-field/--keep-fields against the same without",
     )
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_bench_import)

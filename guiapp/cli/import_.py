@@ -18,6 +18,8 @@ EPILOG = """examples:
   guiapp import images/ cells.h5 --format npy-dir            (class = subfolder name)
   guiapp import x.npy cells.h5 --format npy --labels y.npy
   guiapp import data.npz cells.h5 --format npz --x-key images --y-key classes
+  guiapp import reads.jsonl kmers.h5 --format jsonl --group-field accession --keep-fields _id,name
+  guiapp import images/ cells.h5 --format npy-dir --group-field file   (one group per file)
 see docs/IMPORT.md for every option."""
 
 
@@ -57,6 +59,19 @@ def register(sub: Any) -> None:
         default="auto",
         choices=("auto", "sample", "stack"),
         help="npy-dir: each file is one sample or a stack of samples (default auto)",
+    )
+    g.add_argument(
+        "--group-field",
+        metavar="FIELD",
+        help="each row's group (its lineage: rows of one group never straddle a train/"
+        "validation split): a JSON field, a CSV column name/0-based index, an .npz array, "
+        "or for npy-dir 'file' (each file a group) or 'folder' (each folder a group)",
+    )
+    g.add_argument(
+        "--keep-fields",
+        metavar="A,B,...",
+        help="fields (npz: arrays; npy-dir: file, folder) kept per row as columns of the "
+        "dataset, e.g. _id,name, so predictions join back to their source",
     )
     g = s.add_argument_group("samples")
     g.add_argument("--length", type=int, help="pad or truncate 1-D rows to this length")
@@ -152,6 +167,13 @@ def print_summary(summary: dict[str, Any]) -> None:
         f"imported    {summary['rows']:,} rows into {summary['output']}",
         f"sample      {'x'.join(map(str, summary['sample_shape']))} {summary['dtype']}",
     ]
+    lin = summary.get("lineage")
+    if lin:
+        if lin["groups"] is not None:
+            lines.append(f"groups      {lin['groups']:,} (field {lin['group_field']!r})")
+        if lin["kept_fields"]:
+            kept = ", ".join(f"{k} ({v})" for k, v in lin["kept_fields"].items())
+            lines.append(f"kept        {kept}")
     if summary["padded"] or summary["truncated"]:
         lines.append(
             f"length      {summary['padded']:,} padded, {summary['truncated']:,} truncated"
@@ -221,6 +243,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         compression=None if args.compression == "none" else args.compression,
         overwrite=args.overwrite,
         on_nonfinite=args.on_nonfinite,
+        group_field=args.group_field,
+        keep_fields=args.keep_fields.split(",") if args.keep_fields else None,
         workers=workers,
         resume=args.resume,
         piece_mb=args.piece_mb,

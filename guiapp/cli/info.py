@@ -18,9 +18,24 @@ def register(sub: Any) -> None:
     s.set_defaults(func=cmd_info)
 
 
+def lineage_line(summary: dict[str, Any]) -> str:
+    """``groups: N (rows per group min/median/max), kept fields: ...`` (``group_summary``)."""
+    groups = summary["groups"]
+    if groups is None:
+        text = "none (each row its own)"
+    elif isinstance(groups, str):
+        text = groups
+    else:
+        r = summary["rows_per_group"]
+        text = f"{groups:,} (rows per group {r['min']:,}/{r['median']:g}/{r['max']:,})"
+    kept = ", ".join(summary["kept_fields"]) or "none"
+    return f"groups      {text}, kept fields: {kept}"
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     from ..core.errors import DatasetError
     from ..core.store import Dataset
+    from ..core.store.columns import group_summary
 
     with Dataset(args.path) as ds:
         info = ds.info()
@@ -28,9 +43,10 @@ def cmd_info(args: argparse.Namespace) -> int:
             raise DatasetError(
                 ds.path, "has no committed rows", "Generate or import rows into it first"
             )
-    if args.json:
-        print_json(info)
-        return 0
+        if args.json:
+            print_json(info)
+            return 0
+        lineage = group_summary(ds) if ds.columns else None
     shape = "x".join(map(str, info["sample_shape"]))
     v = info["values"]
     lines = [
@@ -53,6 +69,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     for c in info["classes"]:
         share = c["count"] / info["rows"] if info["rows"] else 0.0
         lines.append(f"  {c['index']:>3}  {c['name']:<{width}}  {c['count']:>12,}  {share:6.1%}")
+    if lineage is not None:
+        lines.append(lineage_line(lineage))
     lines.append(f"created     {info['created']}")
     prov = info["provenance"]
     if prov:

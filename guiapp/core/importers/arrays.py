@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import zipfile
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any
 
@@ -82,8 +83,10 @@ def open_npy(path: Path) -> IO[bytes]:
         raise UserError(f"{path}: cannot be read ({exc.strerror})") from None
 
 
-def _array_chunks(xs: NpyStream, ys: NpyStream, name: str, total_bytes: int) -> Iterator[Chunk]:
-    """Chunks of rows from an x stream and a matching label stream."""
+def _array_chunks(
+    xs: NpyStream, ys: NpyStream, name: str, total_bytes: int, cs: list[NpyStream] | None = None
+) -> Iterator[Chunk]:
+    """Chunks of rows from an x stream and a matching label stream (and column streams)."""
     if xs.rows != ys.rows or (len(ys.shape) > 1 and int(np.prod(ys.row_shape)) != 1):
         raise UserError(
             f"{name}: {xs.rows} samples but {ys.name} has shape {ys.shape}; give one label per sample"
@@ -95,6 +98,7 @@ def _array_chunks(xs: NpyStream, ys: NpyStream, name: str, total_bytes: int) -> 
     while a < xs.rows:
         x = xs.read(step)
         y = ys.read(len(x)).reshape(-1)
+        cols = [c.read(len(x)).reshape(-1) for c in cs or []]
         b = a + len(x)
         first = a
         yield Chunk(
@@ -103,8 +107,26 @@ def _array_chunks(xs: NpyStream, ys: NpyStream, name: str, total_bytes: int) -> 
             keys=np.arange(a, b, dtype=np.int64),
             locate=lambda i, first=first: f"{name}:row {first + i}",  # type: ignore[misc]
             bytes_done=int(total_bytes * b / max(1, xs.rows)),
+            cols=cols,
         )
         a = b
+
+
+def check_column_array(s: NpyStream, npz: Path, key: str, x_key: str, rows: int, opt: str) -> None:
+    """A lineage array of an ``.npz``: one integer or string per sample."""
+    if s.dtype.kind not in "iuSU":
+        raise UserError(
+            f"{npz}: array {key!r} ({opt}) has dtype {s.dtype}; give integers or strings "
+            f"(e.g. {key} = {key}.astype(str) before numpy.savez)"
+        )
+    n = s.shape[0] if s.shape else 1
+    one_d = len(s.shape) == 1 or (len(s.shape) == 2 and s.shape[1] == 1)
+    if not one_d or n != rows:
+        raise UserError(
+            f"{npz}: array {key!r} ({opt}) has {n:,} values (shape {s.shape}), array "
+            f"{x_key!r} has {rows:,} rows. Give one value per sample: a 1-D array as long as "
+            f"{x_key!r}, in the same order"
+        )
 
 
 class NpySource(Source):
@@ -136,26 +158,46 @@ class NpzSource(Source):
 
     format = "npz"
 
-    def __init__(self, src: Path, x_key: str, y_key: str) -> None:
+    def __init__(
+        self,
+        src: Path,
+        x_key: str,
+        y_key: str,
+        fields: list[str] | None = None,
+        group: bool = False,
+    ) -> None:
         super().__init__()
         if not src.is_file():
             raise UserError(f"{src}: does not exist or is not a file. Check the path")
         self.src, self.x_key, self.y_key = src, x_key, y_key
+        self.fields = list(fields or [])  # lineage arrays: the group's first when ``group``
         self.files = [src]
         try:
             with zipfile.ZipFile(src) as z:
                 names = z.namelist()
-                for key in (x_key, y_key):
+                opts = ["--x-key", "--y-key"] + [
+                    "--group-field" if group and i == 0 else "--keep-fields"
+                    for i in range(len(self.fields))
+                ]
+                for key, opt in zip([x_key, y_key, *self.fields], opts, strict=True):
                     if key + ".npy" not in names:
                         keys = ", ".join(n[:-4] for n in names if n.endswith(".npy"))
                         raise UserError(
                             f"{src}: has no array {key!r} (it holds: {keys or 'nothing'}). "
-                            "Pass --x-key/--y-key"
+                            + (
+                                "Pass --x-key/--y-key"
+                                if opt in opts[:2]
+                                else f"Pass {opt} with one of them"
+                            )
                         )
                 info = z.getinfo(x_key + ".npy")
                 self.total_bytes = info.file_size
                 with z.open(info) as fh:
                     self.total_rows = NpyStream(fh, f"{src.name}[{x_key}]").rows
+                for key, opt in zip(self.fields, opts[2:], strict=True):
+                    with z.open(key + ".npy") as fh:
+                        s = NpyStream(fh, f"{src.name}[{key}]")
+                        check_column_array(s, src, key, x_key, self.total_rows, opt)
         except zipfile.BadZipFile:
             raise UserError(f"{src}: is not an .npz file (not a zip archive)") from None
 
@@ -164,10 +206,16 @@ class NpzSource(Source):
             zipfile.ZipFile(self.src) as z,
             z.open(self.x_key + ".npy") as fx,
             z.open(self.y_key + ".npy") as fy,
+            ExitStack() as stack,
         ):
             xs = NpyStream(fx, f"{self.src.name}[{self.x_key}]")
             ys = NpyStream(fy, f"{self.src.name}[{self.y_key}]")
-            yield from _array_chunks(xs, ys, f"{self.src.name}[{self.x_key}]", self.total_bytes)
+            cs = [
+                NpyStream(stack.enter_context(z.open(k + ".npy")), f"{self.src.name}[{k}]")
+                for k in self.fields
+            ]
+            name = f"{self.src.name}[{self.x_key}]"
+            yield from _array_chunks(xs, ys, name, self.total_bytes, cs)
 
 
 def read_labels_csv(path: Path) -> dict[str, str]:
@@ -199,8 +247,15 @@ class NpyDirSource(Source):
 
     format = "npy-dir"
 
-    def __init__(self, src: Path, labels: Path | None, per_file: str = "auto") -> None:
+    def __init__(
+        self,
+        src: Path,
+        labels: Path | None,
+        per_file: str = "auto",
+        fields: list[str] | None = None,
+    ) -> None:
         super().__init__()
+        self.fields = list(fields or [])  # "file" or "folder" (lineage.DIR_FIELDS)
         if not src.is_dir():
             raise UserError(
                 f"{src}: is not a folder (--format npy-dir takes a folder of .npy files)"
@@ -264,6 +319,7 @@ class NpyDirSource(Source):
                 keys=k,
                 locate=lambda i: nm[i],
                 bytes_done=done,
+                cols=[np.array([self._field(f, r) for r in nm]) for f in self.fields],
             )
 
         for p, stacked in zip(self.files, self.stacked, strict=True):
@@ -301,9 +357,17 @@ class NpyDirSource(Source):
                         keys=np.arange(row + a, row + b, dtype=np.int64),
                         locate=lambda i, first=first, rel=rel: f"{rel}:row {first + i}",  # type: ignore[misc]
                         bytes_done=start_done + int(size * b / max(1, s.rows)),
+                        cols=[np.full(len(x), self._field(f, rel)) for f in self.fields],
                     )
                     a = b
                 row += s.rows
                 done = start_done + size
         if keys:
             yield flush()
+
+    @staticmethod
+    def _field(name: str, rel: str) -> str:
+        """A file's lineage field: its path in the folder, or its folder's (``.``: the top)."""
+        if name == "file":
+            return rel
+        return rel.rpartition("/")[0] or "."

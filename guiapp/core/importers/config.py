@@ -43,6 +43,8 @@ class ImportConfig:
     compression: str | None = None
     overwrite: bool = False
     on_nonfinite: str = "abort"  # or "skip": rows holding NaN/Inf left out and counted
+    group_field: str | None = None  # each row's group (lineage.py)
+    keep_fields: list[str] | None = None  # fields kept per row as columns
     #: How the work is done, not what it makes (left out of the provenance's params).
     workers: int = 1
     resume: bool = False

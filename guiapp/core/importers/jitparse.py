@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..jit import available, jit
+from .jitfields import MISSING, _same, value_kind
 
 OK, BLANK, OTHER = 0, 1, 2
 JSONL, CSV = 0, 1
@@ -205,11 +206,20 @@ def _values(buf: Any, i: int, end: int, stop: int, row: Any, length: int, hi: in
 
 @jit
 def _json_line(
-    buf: Any, p: int, end: int, lkey: Any, dkey: Any, row: Any, length: int, hi: int
-) -> tuple[bool, int, int]:
+    buf: Any, p: int, end: int, lkey: Any, dkey: Any, row: Any, length: int, hi: int,
+    fkeys: Any, fkoff: Any, fk: Any, fa: Any, fb: Any, m: int, pool: Any, pos: Any,
+) -> tuple[bool, int, int]:  # fmt: skip
     """(taken, label, close) of the JSON object at ``buf[p]``, read no further than ``end``:
     taken, it ends at ``close`` (after its ``}``), which the caller checks is the line's
-    end. (No member crosses a newline: strings refuse control bytes, numbers end there.)"""
+    end. (No member crosses a newline: strings refuse control bytes, numbers end there.)
+    The members named by ``fkeys`` (``--group-field``, ``--keep-fields``): their kinds in
+    ``fk[m]`` (``jitfields.value_kind``), their values copied to ``pool[f, fa[m, f]:fb[m,
+    f]]`` (at ``pos[f]``, while the line is in the cache). (No array views: each costs
+    reference counting.)"""
+    nf = len(pos)
+    for f in range(nf):
+        fk[m, f] = MISSING
+        fa[m, f] = fb[m, f] = 0
     if buf[p] != 123:
         return False, 0, -1
     p += 1
@@ -223,6 +233,11 @@ def _json_line(
             return False, 0, -1
         is_label = _key_is(buf, p, k, lkey)
         is_data = not is_label and _key_is(buf, p, k, dkey)
+        which = -1
+        for f in range(0 if is_label or is_data else nf):
+            if _same(buf, p + 1, k - 1, fkeys, fkoff[f], fkoff[f + 1]):
+                which = f
+                break
         p = _colon(buf, k, end)
         if p < 0:
             return False, 0, -1
@@ -237,7 +252,16 @@ def _json_line(
             p = _values(buf, p + 1, end, 34, row, length, hi)
             p = p + 1 if p >= 0 else -1
         else:
-            p = _simple_end(buf, p, end)
+            q = _simple_end(buf, p, end)
+            if which >= 0 and q >= 0:
+                kd, a, b = value_kind(buf, p, q)
+                fk[m, which] = kd
+                at = pos[which]
+                for t in range(b - a):
+                    pool[which, at + t] = buf[a + t]
+                fa[m, which], fb[m, which] = at, at + b - a
+                pos[which] = at + b - a
+            p = q
         if p < 0 or p >= end:
             return False, 0, -1
         if buf[p] == 125:
@@ -274,20 +298,15 @@ def _csv_line(
 
 @jit
 def _scan(
-    buf: Any,
-    fmt: int,
-    lkey: Any,
-    dkey: Any,
-    delim: int,
-    length: int,
-    hi: int,
-    out: Any,
-    stops: Any,
-    status: Any,
-    labels: Any,
-) -> tuple[int, int]:
+    buf: Any, fmt: int, lkey: Any, dkey: Any, delim: int, length: int, hi: int, out: Any,
+    stops: Any, status: Any, labels: Any,
+    fkeys: Any, fkoff: Any, fk: Any, fa: Any, fb: Any, pool: Any, pos: Any, mark: Any,
+) -> tuple[int, int]:  # fmt: skip
     """Every line of ``buf``: ``stops[i]`` its ``\\n`` (or ``len(buf)``), ``status[i]``,
-    and for ``OK`` lines, in order, ``labels[m]`` and ``out[m]``. Returns (lines, OK lines)."""
+    and for ``OK`` lines, in order, ``labels[m]``, ``out[m]`` and (JSON) the fields'
+    ``fk[m]``, ``fa[m]``, ``fb[m]`` (their values in ``pool``, ``_json_line``; ``mark``: room
+    for ``pos``). Returns (lines, OK lines). (No array is made here: numba's runtime would
+    load with the first kernel that makes one, ~0.15 s.)"""
     n = buf.shape[0]
     line = 0
     m = 0
@@ -295,11 +314,16 @@ def _scan(
     while p < n:
         st = OTHER
         e = -1
+        for f in range(len(pos)):
+            mark[f] = pos[f]
         if m < out.shape[0] and buf[p] != 10 and (fmt == JSONL or delim == 44):
             # Read the record first, bounded by the buffer: taken, and followed by the line's
             # end ("\r" allowed before it), its end is known without a pass to find it.
             if fmt == JSONL:
-                ok, lab, c = _json_line(buf, p, n, lkey, dkey, out[m], length, hi)
+                ok, lab, c = _json_line(
+                    buf, p, n, lkey, dkey, out[m], length, hi, fkeys, fkoff, fk, fa, fb, m,
+                    pool, pos,
+                )  # fmt: skip
             else:
                 ok, lab, c = _csv_line(buf, p, n, delim, out[m], length, hi)
             if ok:
@@ -310,6 +334,8 @@ def _scan(
                     labels[m] = lab
                     m += 1
         if e < 0:  # not taken so: the line's end first, then the record within it
+            for f in range(len(pos)):  # (what the first try copied)
+                pos[f] = mark[f]
             e = p
             while e < n and buf[e] != 10:
                 e += 1
@@ -318,13 +344,19 @@ def _scan(
                 st = BLANK
             elif end > p and m < out.shape[0]:
                 if fmt == JSONL:
-                    ok, lab, c = _json_line(buf, p, end, lkey, dkey, out[m], length, hi)
+                    ok, lab, c = _json_line(
+                        buf, p, end, lkey, dkey, out[m], length, hi, fkeys, fkoff, fk, fa, fb,
+                        m, pool, pos,
+                    )  # fmt: skip
                 else:
                     ok, lab, c = _csv_line(buf, p, end, delim, out[m], length, hi)
                 if ok and c == end:
                     st = OK
                     labels[m] = lab
                     m += 1
+                else:
+                    for f in range(len(pos)):
+                        pos[f] = mark[f]
         stops[line] = e
         status[line] = st
         line += 1
@@ -346,12 +378,16 @@ class Scan:
     """``scan``'s outcome for one buffer."""
 
     def __init__(
-        self, stops: np.ndarray, status: np.ndarray, labels: np.ndarray, x: np.ndarray
-    ) -> None:
+        self, stops: np.ndarray, status: np.ndarray, labels: np.ndarray, x: np.ndarray,
+        fields: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ) -> None:  # fmt: skip
         self.stops = stops  # per physical line: its "\n" (or the buffer's length)
         self.status = status  # per physical line: OK, BLANK, OTHER
         self.labels = labels  # per OK line: the label (int64)
         self.x = x  # per OK line: the values, in the storage dtype
+        #: (JSON) per OK line and field: kind (``jitfields``), value start and end in the
+        #: field's row of the pool; and the pool
+        self.fields = fields
 
 
 def scan(
@@ -362,8 +398,13 @@ def scan(
     label_field: str = "",
     data_field: str = "",
     delimiter: str = ",",
+    fields: list[str] | None = None,
+    pool: np.ndarray | None = None,
 ) -> Scan:
-    """The lines of ``buf`` (numba must be ``available()``)."""
+    """The lines of ``buf`` (numba must be ``available()``); JSON: also the values of
+    ``fields`` (none of them the label or the data field, nor dotted), copied to ``pool``
+    (made here when it is missing or too small: a caller that keeps it for the next buffer
+    saves touching fresh pages)."""
     arr = np.frombuffer(buf, np.uint8)
     lines = _count_lines(arr)
     most = len(buf) // (2 * length) + 1  # an OK line holds at least 2 * length bytes
@@ -371,12 +412,22 @@ def scan(
     stops = np.empty(lines, np.int64)
     status = np.empty(lines, np.int8)
     labels = np.empty(len(out), np.int64)
+    enc = [f.encode() for f in fields or []]
+    fkeys = np.frombuffer(b"".join(enc) or b"\0", np.uint8)
+    fkoff = np.cumsum([0] + [len(k) for k in enc], dtype=np.int64)
+    nf = len(enc)
+    fk = np.empty((len(out), nf), np.int8)
+    fa, fb = np.empty((len(out), nf), np.int64), np.empty((len(out), nf), np.int64)
+    if pool is None or pool.shape[0] != nf or pool.shape[1] < len(buf):
+        pool = np.empty((nf, len(buf) if nf else 0), np.uint8)
+    pos = np.zeros(nf, np.int64)
     n, m = _scan(
         arr, fmt, np.frombuffer(label_field.encode(), np.uint8),
         np.frombuffer(data_field.encode(), np.uint8), ord(delimiter) if delimiter else 44,
-        length, int(np.iinfo(dtype).max), out, stops, status, labels,
+        length, int(np.iinfo(dtype).max), out, stops, status, labels, fkeys, fkoff, fk, fa, fb,
+        pool, pos, pos.copy(),
     )  # fmt: skip
-    return Scan(stops[:n], status[:n], labels[:m], out[:m])
+    return Scan(stops[:n], status[:n], labels[:m], out[:m], (fk[:m], fa[:m], fb[:m], pool))
 
 
 def takes(dtype: np.dtype, fmt: int, label_field: str, data_field: str, delimiter: str) -> bool:

@@ -31,11 +31,13 @@ from ..store.stats import GenStats
 from . import resume, staging
 from .config import ImportConfig, Tally, peek_dtype, storage_dtype
 from .labels import LabelMap
+from .lineage import JobLineage, check_fields, csv_field_cols
 from .parallel import parse_in_order
 from .parse import Fit, Parsed, Shaper, as_number_array, parse_text_rows
 from .pieces import BAD_DATA, GOOD, UNUSABLE, ParseSpec, PieceParser, PieceResult, plan_pieces
 from .records import ChunkCutter, RecordChunk
-from .shuffle import LABEL, Scatter, bucket_count, read_ahead, shuffled
+from .rowcols import RowCols
+from .shuffle import LABEL, Scatter, bucket_count, read_ahead, shuffled_rows
 from .sources import Chunk, display_name, open_source
 from .staging import StagingLock, staging_dir
 from .text import CsvSource, TextSource
@@ -71,6 +73,7 @@ class ImportJob:
             raise DatasetError(out, "is a folder", "Give the dataset's file name, e.g. OUT.h5")
         if (out.exists() or shard_dir(out).exists()) and not (cfg.overwrite or cfg.resume):
             raise DatasetError(out, "already exists", "Choose another name or pass --overwrite")
+        fields = check_fields(cfg.format, cfg.group_field, cfg.keep_fields)
         self.source = open_source(
             cfg.format,
             Path(cfg.src),
@@ -81,6 +84,8 @@ class ImportJob:
             x_key=cfg.x_key,
             y_key=cfg.y_key,
             per_file=cfg.per_file,
+            fields=fields.names,
+            group=fields.group is not None,
         )
         self.dtype = storage_dtype(cfg, peek_dtype(self.source))
         self.fit = Fit(
@@ -99,6 +104,7 @@ class ImportJob:
         self.scatter: Scatter | None = None
         self.stage = staging_dir(out)
         self.lock = StagingLock(self.stage)
+        self.lineage = JobLineage(fields, self.stage, Path(cfg.src))
         self.est_rows = 0
         self._last_progress = 0.0
         self._last_checkpoint = time.monotonic()
@@ -234,8 +240,15 @@ class ImportJob:
                     continue
                 self._check()
                 x, ids, rows = self._parse(chunk)
-                x, ids = self._finite(x, ids, rows, chunk.locate)
-                self._rows(x, ids, len(chunk) + len(chunk.bad), chunk.bytes_done)
+                cols: RowCols | None = None
+                if self.lineage.active:
+                    keep, cols, errors = self.lineage.array_cols(
+                        chunk.cols, rows, chunk.keys, chunk.locate
+                    )
+                    self._row_errors(errors)
+                    x, ids, rows, cols = x[keep], ids[keep], rows[keep], cols.take(keep)
+                x, ids, cols = self._finite(x, ids, rows, chunk.locate, cols)
+                self._rows(x, ids, len(chunk) + len(chunk.bad), chunk.bytes_done, cols)
                 self._after_chunk({"chunks": n + 1})
         self._progress("read", self.meter, self.source.total_bytes, force=True)
         if t.nonfinite_rows and self.cfg.on_nonfinite == "abort":
@@ -248,8 +261,12 @@ class ImportJob:
             first = f" (first problem: {t.reports[0]})" if t.reports else ""
             raise UserError(f"{self.cfg.src}: no usable rows{first}")
 
-    def _rows(self, x: np.ndarray, ids: np.ndarray, records: int, bytes_done: int) -> None:
-        """One chunk's good rows into the statistics and the shuffle's buckets."""
+    def _rows(
+        self, x: np.ndarray, ids: np.ndarray, records: int, bytes_done: int,
+        cols: RowCols | None,
+    ) -> None:  # fmt: skip
+        """One chunk's good rows (and their lineage ``cols``) into the statistics and the
+        shuffle's buckets."""
         t = self.tally
         t.rows_read += records
         if len(x):
@@ -258,20 +275,24 @@ class ImportJob:
             assert self.scatter is not None and self.stats is not None
             if not (t.nonfinite_rows and self.cfg.on_nonfinite == "abort"):
                 self.stats.update(x)
-                self.scatter.add(x, ids)
+                if cols is not None:
+                    self.lineage.add(self.scatter, x, ids, cols)
+                else:
+                    self.scatter.add(x, ids)
             t.rows += len(x)
         self._progress("read", self.meter, bytes_done)
 
     def _finite(
-        self, x: np.ndarray, ids: np.ndarray, where: np.ndarray, locate: Any
-    ) -> tuple[np.ndarray, np.ndarray]:
+        self, x: np.ndarray, ids: np.ndarray, where: np.ndarray, locate: Any,
+        cols: RowCols | None,
+    ) -> tuple[np.ndarray, np.ndarray, RowCols | None]:  # fmt: skip
         """Rows holding NaN/Inf: counted (and left out with --on-nonfinite skip)."""
         if x.dtype.kind != "f" or not len(x):
-            return x, ids
+            return x, ids, cols
         flat = x.reshape(len(x), -1)
         lo, hi = flat.min(), flat.max()
         if np.isfinite(lo) and np.isfinite(hi):
-            return x, ids
+            return x, ids, cols
         bad_values = ~np.isfinite(flat)
         bad = bad_values.any(axis=1)
         t = self.tally
@@ -279,7 +300,7 @@ class ImportJob:
             t.nonfinite_at.append(locate(int(where[i])))
         t.nonfinite_rows += int(bad.sum())
         t.nonfinite_values += int(bad_values.sum())
-        return x[~bad], ids[~bad]
+        return x[~bad], ids[~bad], None if cols is None else cols.take(~bad)
 
     def _pass1_text(self, src: TextSource, position: dict[str, Any]) -> None:
         cfg = self.cfg
@@ -307,7 +328,11 @@ class ImportJob:
             sample_shape=None,
             class_names=cfg.class_names,
             csv_layouts=layouts,
+            fields=self.lineage.fields.names,
+            group=self.lineage.group,
         )
+        if self.lineage.active and isinstance(src, CsvSource):
+            spec.field_cols = csv_field_cols(src, spec.fields, spec.group)
         at = int(position.get("piece", 0))
         cutter = ChunkCutter(
             pieces,
@@ -378,8 +403,9 @@ class ImportJob:
         t.truncated += int(np.count_nonzero(fitted == 1))
         t.empty += int(np.count_nonzero(fitted == 2))
         glines = line[good][keep]
-        x, pids = self._finite(x, gids[keep], glines, lambda n: f"{c.name}:{n}")
-        self._rows(x, pids, len(c), c.bytes_done)
+        cols = c.lineage if c.lineage is None or keep.all() else c.lineage.take(keep)
+        x, pids, cols = self._finite(x, gids[keep], glines, lambda n: f"{c.name}:{n}", cols)
+        self._rows(x, pids, len(c), c.bytes_done, cols)
 
     def _parse(self, chunk: Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ids, label_errors = self.labels.ids(chunk.labels)
@@ -442,9 +468,10 @@ class ImportJob:
             est_rows = int(seen * self.source.total_bytes / max(1, bytes_done)) + 1
         est_bytes = est_rows * row_bytes
         free = shutil.disk_usage(self.stage).free
-        if free < est_bytes * 1.1:
+        need = est_bytes * 1.1
+        if free < need:
             raise UserError(
-                f"{self.stage.parent}: about {est_bytes * 1.1 / 2**30:.2f} GiB of free space are "
+                f"{self.stage.parent}: about {need / 2**30:.2f} GiB of free space are "
                 f"needed for this import, {free / 2**30:.2f} GiB are free. Free some space or "
                 "write the dataset elsewhere"
             )
@@ -456,6 +483,7 @@ class ImportJob:
             self.dtype,
             np.random.default_rng([self.cfg.seed, 1]),
             flush_bytes=max(1, self.budget // 4),
+            columns=self.lineage.bucket_columns(),
         )
         self.stats = gen_stats(shape, self.dtype)
 
@@ -503,6 +531,7 @@ class ImportJob:
             "nonfinite_rows": t.nonfinite_rows,
             "nonfinite_values": t.nonfinite_values,
             "shuffle": {"method": "two-pass external", "buckets": self.scatter.n},
+            **({"lineage": self.lineage.summary()} if self.lineage.active else {}),
         }
 
     def _pass2(self, saved: dict[str, Any] | None) -> dict[str, Any]:
@@ -541,20 +570,24 @@ class ImportJob:
                 overwrite=True,
                 expected_rows=t.rows,
                 write_threads=cfg.workers,
+                columns=self.lineage.writer_columns(),
             )
+        if self.lineage.group:  # (a resumed writer too: the names are written at its close)
+            writer.set_group_names(*self.lineage.table())
+        self.lineage.read_widths(scatter)
         retired: list[tuple[tuple[Path, ...], int]] = []  # (appended by read_ahead's thread)
 
         def retire(paths: tuple[Path, ...], end_row: int) -> None:
             retired.append((paths, end_row))
 
-        rows = shuffled(
+        rows = shuffled_rows(
             scatter, cfg.seed, self.max_bucket_bytes, self._check, skip_rows=done, retire=retire
         )
         if cfg.workers > 1:  # the next bucket read and permuted while this one is written
             rows = read_ahead(rows)
         with writer:
-            for x, pid in rows:
-                writer.append(x, remap[pid])
+            for x, pid, cols in rows:
+                writer.append(x, remap[pid], self.lineage.to_writer(cols))
                 writer.commit()
                 self._checkpoint("pass2", sealed=writer.shards_done, **writer.position())
                 for paths, end in [r for r in retired if r[1] <= writer.rows]:
@@ -590,6 +623,7 @@ class ImportJob:
             "sample_shape": list(shape),
             "dtype": dtype.name,
             "buckets": buckets,
+            **({"lineage": self.lineage.summary()} if self.lineage.active else {}),
             "elapsed_s": round(time.monotonic() - self.started, 2),
         }
 

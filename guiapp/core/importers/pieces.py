@@ -26,10 +26,11 @@ import numpy as np
 
 from ..errors import UserError
 from ..jit import available as numba_available
-from . import jitparse, scanned
+from . import jitparse, lineage_piece, scanned
 from .fastparse import fast_csv, fast_jsonl, fast_values
 from .labels import IntLabels, LabelMap, Labels, join_labels, normalize
 from .parse import Fit, Shaper, as_number_array, parse_text_rows
+from .rowcols import RowCols
 from .text import CsvLayout, first_json_line, json_record, open_text_binary
 
 PIECE_BYTES = 16 * 2**20
@@ -98,6 +99,11 @@ class ParseSpec:
     sample_shape: list[int] | None
     class_names: list[str] | None
     csv_layouts: dict[str, list[int | None]] = field(default_factory=dict)  # file -> layout
+    #: ``--group-field`` (first, when ``group``) and ``--keep-fields`` (lineage_piece.py);
+    #: for CSV/TSV their columns per file.
+    fields: list[str] = field(default_factory=list)
+    group: bool = False
+    field_cols: dict[str, list[int]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -132,12 +138,16 @@ class PieceResult:
     fitted: np.ndarray  # int8 per GOOD record: -1 padded, 1 truncated, 0 as is; 2 empty
     sample_shape: list[int] | None = None
     fatal: str = ""  # a UserError that stops the import at the end of these records
+    #: the GOOD records' group and kept fields (``ParseSpec.fields``)
+    lineage: RowCols | None = None
 
     # -- transport: one JSON header and the raw arrays (no pickle) ------------------
     def to_bytes(self) -> bytes:
         labels = self.labels
         codes = labels.codes if isinstance(labels, IntLabels) else np.empty(0, np.int64)
+        lin = self.lineage
         arrays = [self.line, self.end, self.kind, self.x, self.fitted, codes]
+        arrays += [] if lin is None else lin.arrays()
         head = {
             "piece": self.piece,
             "lines": self.lines,
@@ -145,6 +155,7 @@ class PieceResult:
             "problems": self.problems,
             "sample_shape": self.sample_shape,
             "fatal": self.fatal,
+            "lineage": None if lin is None else {"group": lin.ids is not None},
             "arrays": [[a.dtype.str, list(a.shape)] for a in arrays],
         }
         h = json.dumps(head).encode()
@@ -163,13 +174,15 @@ class PieceResult:
             count = int(np.prod(shape, dtype=np.int64))
             arrays.append(np.frombuffer(data, d, count, at).reshape(shape))
             at += count * d.itemsize
-        line, end, kind, x, fitted, codes = arrays
+        line, end, kind, x, fitted, codes = arrays[:6]
+        lin = head["lineage"]
         labels = head["labels"]
         if isinstance(labels, bool):  # an IntLabels: its text flag, the codes as an array
             labels = IntLabels(codes, labels)
         return cls(
             head["piece"], head["lines"], line, end, kind, labels, head["problems"],
             x, fitted, head["sample_shape"], head["fatal"],
+            None if lin is None else RowCols.from_arrays(arrays[6:], lin["group"]),
         )  # fmt: skip
 
 
@@ -214,6 +227,7 @@ class PieceParser:
         self._decode = json.JSONDecoder().decode
         self._first = -1  # index in the piece of the file's first non-blank line
         self._file_name = ""
+        self._pool: np.ndarray | None = None  # the scan's copies of the lineage fields
 
     def label_ok(self, v: Any) -> bool:
         """Whether the job's label map will take ``v`` (the same rules, no side effects)."""
@@ -301,7 +315,11 @@ class PieceParser:
         except UserError as exc:
             fatal = str(exc)
         shape = self.fit.sample_shape
-        return out.result(piece.index, len(lines), self.dtype, shape, fatal)
+        res = out.result(piece.index, len(lines), self.dtype, shape, fatal)
+        if spec.fields:  # the lines again, as one buffer (their byte order marks removed)
+            stops = np.cumsum(np.fromiter(map(len, lines), np.int64, len(lines)) + 1) - 1
+            res = lineage_piece.attach(res, spec, piece.file, b"\n".join(lines), stops, -1)
+        return res
 
     def _parse_scanned(self, piece: Piece, fmt: int) -> PieceResult:
         """``parse`` by the compiled scan; the blocks it cannot take as the other paths do."""
@@ -311,9 +329,12 @@ class PieceParser:
             buf = fh.read(piece.end - piece.start)
         length = self.target_length()
         assert length is not None
+        scanned_fields = fmt == jitparse.JSONL and lineage_piece.scan_takes(spec)
         sc = jitparse.scan(
-            buf, fmt, length, self.dtype, spec.label_field, spec.data_field, spec.delimiter
-        )
+            buf, fmt, length, self.dtype, spec.label_field, spec.data_field, spec.delimiter,
+            spec.fields if scanned_fields else None, self._pool,
+        )  # fmt: skip
+        self._pool = sc.fields[3] if sc.fields is not None and scanned_fields else None
         ends = piece.start + np.minimum(sc.stops + 1, len(buf))
         special: list[int] = []  # lines the numpy and exact paths must see
         if piece.start == 0 and len(sc.stops):
@@ -351,7 +372,12 @@ class PieceParser:
         except UserError as exc:
             fatal = str(exc)
         shape = self.fit.sample_shape
-        return out.result(piece.index, len(sc.stops), self.dtype, shape, fatal)
+        res = out.result(piece.index, len(sc.stops), self.dtype, shape, fatal)
+        if not spec.fields:
+            return res
+        bom = (max(self._first, 0) if fmt == jitparse.JSONL else 0) if piece.start == 0 else -1
+        known = sc if scanned_fields else None
+        return lineage_piece.attach(res, spec, piece.file, buf, sc.stops, bom, known)
 
     def _fast(
         self, stripped: list[bytes], base: int, layout: CsvLayout | None

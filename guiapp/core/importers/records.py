@@ -16,6 +16,7 @@ import numpy as np
 
 from .labels import Labels, join_labels
 from .pieces import BAD_DATA, GOOD, UNUSABLE, Piece, PieceResult
+from .rowcols import RowCols
 from .sources import TEXT_ROWS_PER_CHUNK
 
 
@@ -32,6 +33,7 @@ class RecordChunk:
     next_piece: int  # where the records after this chunk start
     next_record: int
     line_base: int  # line number before the first line of next_piece (in its file)
+    lineage: RowCols | None  # per GOOD record: its group and kept fields (rowcols.py)
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -102,6 +104,7 @@ class ChunkCutter:
             next_piece=nxt,
             next_record=rec,
             line_base=nbase,
+            lineage=None if parts[0][6] is None else RowCols.concat([p[6] for p in parts]),  # type: ignore[misc]
         )
 
 
@@ -111,7 +114,7 @@ def _join(xs: list[np.ndarray]) -> np.ndarray:
 
 def _slice(
     r: PieceResult, a: int, b: int, line_base: int
-) -> tuple[np.ndarray, np.ndarray, Labels, list[str], np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, Labels, list[str], np.ndarray, np.ndarray, RowCols | None]:
     k = r.kind
     lab = np.count_nonzero(k[:a] != UNUSABLE), np.count_nonzero(k[:b] != UNUSABLE)
     bad = (k == UNUSABLE) | (k == BAD_DATA)
@@ -124,4 +127,5 @@ def _slice(
         r.problems[prob[0] : prob[1]],
         r.x[good[0] : good[1]],
         r.fitted[good[0] : good[1]],
+        None if r.lineage is None else r.lineage.slice(int(good[0]), int(good[1])),
     )

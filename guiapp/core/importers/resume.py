@@ -80,6 +80,7 @@ def pass1_state(job: ImportJob, position: dict[str, Any]) -> dict[str, Any]:
             "est_rows": job.est_rows,
         },
         "stats": None if st is None else stats_state(st),
+        "lineage": job.lineage.state() if job.lineage.active else None,
     }
 
 
@@ -90,6 +91,7 @@ def restore_pass1(job: ImportJob, d: dict[str, Any], *, buckets: bool = True) ->
     consuming them, so then they are left as they are."""
     job.tally = Tally(**d["tally"])
     restore_labels(job.labels, d["labels"])
+    job.lineage.restore(d.get("lineage"), cut=buckets)
     if d["sample_shape"] is not None and job.fit.length is None:
         job.fit.sample_shape = tuple(d["sample_shape"])
     sc = d["scatter"]
@@ -103,6 +105,7 @@ def restore_pass1(job: ImportJob, d: dict[str, Any], *, buckets: bool = True) ->
             job.dtype,
             rng,
             flush_bytes=max(1, job.budget // 4),
+            columns=job.lineage.bucket_columns(),
         )
         rows = [int(r) for r in sc["rows"]]
         if buckets:

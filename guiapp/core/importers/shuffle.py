@@ -11,6 +11,10 @@ generator seeded by (seed, bucket) and handed on. A bucket that came out larger 
 buckets first, so memory stays bounded whatever the input. Bucket files are deleted as
 soon as they are used, so the temporary space shrinks while the dataset grows.
 
+Per-row columns (an import's groups and kept fields) travel with their rows: per bucket
+and column ``NNNNN.cJ`` (int64 values, or the bytes of strings one after the other) and,
+for strings, ``NNNNN.nJ`` (their lengths, uint16).
+
 Rows land in a uniformly random bucket and each bucket is uniformly permuted: any input
 order (e.g. sorted by class) comes out mixed. The same rows, seed and bucket count give
 the same order.
@@ -25,14 +29,19 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ..errors import UserError
+from . import jitcols
 
 MAX_BUCKETS = 4096
 LABEL = np.dtype("<i4")
+INT64 = np.dtype("<i8")
+LENGTH = jitcols.LENGTH
+#: A column in the buckets: "i8" (int64) or "S" (strings of any width up to 65535 bytes).
+Cols = dict[str, np.ndarray]
 
 
 def bucket_count(estimated_bytes: int, max_bucket_bytes: int) -> int:
@@ -52,8 +61,11 @@ class Scatter:
         dtype: np.dtype,
         rng: np.random.Generator,
         flush_bytes: int,
+        columns: dict[str, str] | None = None,
     ) -> None:
         self.folder = folder
+        self.columns = dict(columns or {})  # name -> "i8" or "S"
+        self.widths: dict[str, int] = {}  # a string column's width when read (pass 2)
         folder.mkdir(parents=True, exist_ok=True)
         self.n = int(buckets)
         self.sample_shape = tuple(sample_shape)
@@ -62,7 +74,9 @@ class Scatter:
         self.rng = rng
         self.flush_bytes = max(1, int(flush_bytes))
         self.rows = np.zeros(self.n, dtype=np.int64)
-        self._pending: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(self.n)]
+        self._pending: list[list[tuple[np.ndarray, np.ndarray, list[np.ndarray]]]] = [
+            [] for _ in range(self.n)
+        ]
         self._pending_bytes = 0
         self.flushes = 0
 
@@ -76,23 +90,29 @@ class Scatter:
             for p, size in zip(
                 self.paths(k), (r * self.row_bytes, r * LABEL.itemsize), strict=True
             ):
-                if size == 0:
-                    _unlink(p)
+                _cut(p, size)
+            for j, kind in enumerate(self.columns.values()):
+                c, lens = self.folder / f"{k:05d}.c{j}", self.folder / f"{k:05d}.n{j}"
+                if kind == "i8":
+                    _cut(c, r * INT64.itemsize)
                     continue
-                have = p.stat().st_size if p.exists() else 0
-                if have < size:  # a power cut: the checkpoint reached the disk, rows did not
-                    raise UserError(
-                        f"{p}: the stopped import's bucket holds {have:,} bytes, its "
-                        f"checkpoint counts {size:,}. Run the import without --resume to "
-                        "start over"
-                    )
-                with open(p, "r+b") as fh:
-                    fh.truncate(size)
+                _cut(lens, r * LENGTH.itemsize)
+                _cut(c, int(np.fromfile(lens, LENGTH).sum(dtype=np.int64)) if r else 0)
 
     def paths(self, k: int) -> tuple[Path, Path]:
         return self.folder / f"{k:05d}.x", self.folder / f"{k:05d}.y"
 
-    def add(self, x: np.ndarray, y: np.ndarray) -> None:
+    def col_paths(self, k: int) -> tuple[Path, ...]:
+        out: list[Path] = []
+        for j, kind in enumerate(self.columns.values()):
+            out.append(self.folder / f"{k:05d}.c{j}")
+            if kind == "S":
+                out.append(self.folder / f"{k:05d}.n{j}")
+        return tuple(out)
+
+    def add(self, x: np.ndarray, y: np.ndarray, cols: dict[str, Any] | None = None) -> None:
+        """Rows (and a value per row of each column: int64 values; strings as an ``S``
+        array or packed, ``(lengths, bytes)``) into random buckets."""
         n = len(x)
         if n == 0:
             return
@@ -100,13 +120,26 @@ class Scatter:
         order = np.argsort(ids, kind="stable")
         counts = np.bincount(ids, minlength=self.n)
         xs, ys = x[order], y[order].astype(LABEL, copy=False)
+        cs: list[tuple[np.ndarray, np.ndarray | None]] = []  # (values or bytes, offsets)
+        for name, kind in self.columns.items():
+            v = (cols or {})[name]
+            if kind == "i8":
+                cs.append((np.ascontiguousarray(v[order], INT64), None))
+                continue
+            if isinstance(v, tuple):  # (packed: lengths, bytes)
+                lens, data = jitcols.repack(v[0], v[1], order)
+            else:
+                lens, data = jitcols.pack(v, order)
+            cs.append((data, np.concatenate([[0], np.cumsum(lens, dtype=np.int64)])))
+            cs.append((lens, None))
         at = 0
         for k in np.flatnonzero(counts):
             c = int(counts[k])
-            self._pending[k].append((xs[at : at + c], ys[at : at + c]))
+            parts = [v[at : at + c] if o is None else v[o[at] : o[at + c]] for v, o in cs]
+            self._pending[k].append((xs[at : at + c], ys[at : at + c], parts))
             at += c
         self.rows += counts
-        self._pending_bytes += n * (self.row_bytes + LABEL.itemsize)
+        self._pending_bytes += n * (self.row_bytes + LABEL.itemsize) + sum(v.nbytes for v, _ in cs)
         if self._pending_bytes >= self.flush_bytes:
             self.flush()
 
@@ -116,14 +149,54 @@ class Scatter:
                 continue
             px, py = self.paths(k)
             with open(px, "ab") as fx:
-                for x, _ in parts:
+                for x, _, _ in parts:
                     fx.write(np.ascontiguousarray(x).data)
             with open(py, "ab") as fy:
-                for _, y in parts:
+                for _, y, _ in parts:
                     fy.write(np.ascontiguousarray(y).data)
+            for i, p in enumerate(self.col_paths(k)):  # (the parts' arrays in the same order)
+                with open(p, "ab") as fc:
+                    fc.write(np.concatenate([cs[i] for _, _, cs in parts]).data)
             parts.clear()
         self._pending_bytes = 0
         self.flushes += 1
+
+    def read_cols(
+        self, k: int, rows: int, a: int = 0, b: int | None = None, perm: np.ndarray | None = None
+    ) -> Cols:
+        """Rows ``[a, b)`` of bucket ``k``'s columns (it holds ``rows``), in the order
+        ``perm`` (of those rows) when given."""
+        b = rows if b is None else b
+        out: Cols = {}
+        for j, (name, kind) in enumerate(self.columns.items()):
+            c = self.folder / f"{k:05d}.c{j}"
+            if kind == "i8":
+                v = np.fromfile(c, INT64, count=b - a, offset=a * INT64.itemsize)
+                out[name] = v if perm is None else np.take(v, perm)
+                continue
+            lens = np.fromfile(self.folder / f"{k:05d}.n{j}", LENGTH, count=rows)
+            at = np.concatenate([[0], np.cumsum(lens, dtype=np.int64)])
+            size = int(at[b] - at[a])
+            data = np.fromfile(c, np.uint8, count=size, offset=int(at[a])) if size else at[:0]
+            data = data.astype(np.uint8, copy=False)
+            out[name] = jitcols.unpack(lens[a:b], data, perm, self.widths.get(name, 0))
+        return out
+
+
+def _cut(p: Path, size: int) -> None:
+    """Cut a bucket file back to ``size`` bytes (a resume); refuse one that is shorter."""
+    if size == 0:
+        _unlink(p)
+        return
+    have = p.stat().st_size if p.exists() else 0
+    if have < size:  # a power cut: the checkpoint reached the disk, rows did not
+        raise UserError(
+            f"{p}: the stopped import's bucket holds {have:,} bytes, its "
+            f"checkpoint counts {size:,}. Run the import without --resume to "
+            "start over"
+        )
+    with open(p, "r+b") as fh:
+        fh.truncate(size)
 
 
 def _unlink(*paths: Path) -> None:
@@ -132,9 +205,10 @@ def _unlink(*paths: Path) -> None:
             os.unlink(p)
 
 
-def read_ahead(
-    items: Iterator[tuple[np.ndarray, np.ndarray]],
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+T = TypeVar("T")
+
+
+def read_ahead(items: Iterator[T]) -> Iterator[T]:
     """``items``, made one ahead by a thread: the next bucket is read and permuted (numpy
     releases the GIL there) while the caller writes the current one. The same items in the
     same order; an exception of ``items`` is raised here, in its place. Memory: one more
@@ -187,13 +261,30 @@ def shuffled(
     seed: int,
     max_bucket_bytes: int,
     check: Callable[[], None] = lambda: None,
+    *,
+    skip_rows: int = 0,
+    retire: Retire = _unlink_now,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``shuffled_rows`` without the columns."""
+    for x, y, _ in shuffled_rows(
+        scatter, seed, max_bucket_bytes, check, skip_rows=skip_rows, retire=retire
+    ):
+        yield x, y
+
+
+def shuffled_rows(
+    scatter: Scatter,
+    seed: int,
+    max_bucket_bytes: int,
+    check: Callable[[], None] = lambda: None,
     _path: tuple[int, ...] = (),
     *,
     skip_rows: int = 0,
     retire: Retire = _unlink_now,
     _base: int = 0,
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Pass 2: each bucket's rows in a seeded random order, bucket after bucket.
+) -> Iterator[tuple[np.ndarray, np.ndarray, Cols]]:
+    """Pass 2: each bucket's rows (and their columns) in a seeded random order, bucket
+    after bucket.
 
     ``skip_rows``: leave out the first rows of the sequence (a resume), without reading the
     buckets that hold only those. ``retire(files, end_row)`` is called once a bucket's rows
@@ -201,7 +292,7 @@ def shuffled(
     deleted at once (a resumable job deletes them once those rows are sealed).
     """
     scatter.flush()
-    rec = scatter.row_bytes + LABEL.itemsize
+    rec = scatter.row_bytes + LABEL.itemsize  # (columns ride along: the order stays the same)
     at = _base
     for k in range(scatter.n):
         check()
@@ -212,7 +303,7 @@ def shuffled(
         start, at = at, at + rows
         if skip_rows >= rows:
             skip_rows -= rows
-            retire((px, py), at)
+            retire((px, py, *scatter.col_paths(k)), at)
             continue
         key = (*_path, k)
         if rows * rec > max_bucket_bytes and rows > 1 and len(key) < 6:
@@ -229,8 +320,9 @@ def shuffled(
             skip_rows = 0
         xs = np.take(x, perm, axis=0)  # (the same rows as x[perm], in half the time)
         del x
-        yield xs, np.take(y, perm)
-        retire((px, py), at)
+        cols = scatter.read_cols(k, rows, perm=perm) if scatter.columns else {}
+        yield xs, np.take(y, perm), cols
+        retire((px, py, *scatter.col_paths(k)), at)
 
 
 def _split(
@@ -243,7 +335,7 @@ def _split(
     skip_rows: int,
     retire: Retire,
     base: int,
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+) -> Iterator[tuple[np.ndarray, np.ndarray, Cols]]:
     """Scatter an oversized bucket into smaller ones (streaming it), then shuffle those."""
     rows = int(parent.rows[k])
     px, py = parent.paths(k)
@@ -259,6 +351,7 @@ def _split(
         parent.dtype,
         np.random.default_rng([seed, 3, *key]),
         max(1, max_bucket_bytes // 2),
+        parent.columns,
     )
     step = max(1, (max_bucket_bytes // 2) // rec)
     for a in range(0, rows, step):
@@ -271,8 +364,9 @@ def _split(
             offset=a * parent.row_bytes,
         )
         y = np.fromfile(py, dtype=LABEL, count=n, offset=a * LABEL.itemsize)
-        sub.add(x.reshape((n, *parent.sample_shape)), y)
-    yield from shuffled(
+        cols = parent.read_cols(k, rows, a, a + n) if parent.columns else None
+        sub.add(x.reshape((n, *parent.sample_shape)), y, cols)
+    yield from shuffled_rows(
         sub, seed, max_bucket_bytes, check, key, skip_rows=skip_rows, retire=retire, _base=base
     )
-    retire((px, py), base + rows)
+    retire((px, py, *parent.col_paths(k)), base + rows)

@@ -39,6 +39,8 @@ class Chunk:
     locate: Callable[[int], str]
     bytes_done: int
     bad: list[tuple[int, str, str]] = field(default_factory=list)
+    #: per lineage field (``--group-field`` first, ``--keep-fields``): a value per row
+    cols: list[np.ndarray] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -78,8 +80,12 @@ def open_source(
     x_key: str = "x",
     y_key: str = "y",
     per_file: str = "auto",
+    fields: list[str] | None = None,
+    group: bool = False,
 ) -> Source:
-    """The reader for ``fmt``; raises ``UserError`` for a missing or unusable input."""
+    """The reader for ``fmt``; raises ``UserError`` for a missing or unusable input.
+    ``fields``: the lineage arrays of an ``.npz`` (the group's first when ``group``), or
+    ``file``/``folder`` for a folder of ``.npy``; text formats find theirs per piece."""
     from .arrays import NpyDirSource, NpySource, NpzSource
     from .text import CsvSource, JsonlSource
 
@@ -92,7 +98,7 @@ def open_source(
     if fmt == "npy":
         return NpySource(src, labels)
     if fmt == "npz":
-        return NpzSource(src, x_key, y_key)
+        return NpzSource(src, x_key, y_key, fields or [], group)
     if fmt == "npy-dir":
-        return NpyDirSource(src, labels, per_file)
+        return NpyDirSource(src, labels, per_file, fields or [])
     raise UserError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")

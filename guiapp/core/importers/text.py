@@ -260,14 +260,18 @@ class CsvSource(TextSource):
 
     def file_layout(self, path: Path) -> CsvLayout | None:
         """The layout of one file (None if it has no non-blank row)."""
-        name = display_name(path, self.root)
+        first = self.first_row(path)
+        return None if first is None else self.layout_of(*first, display_name(path, self.root))
+
+    def first_row(self, path: Path) -> tuple[list[str], int] | None:
+        """A file's first non-blank row and its line number (None if it has none)."""
         with open_text_binary(path) as (lines, _raw):
             text = io.TextIOWrapper(lines, encoding="utf-8-sig", errors="replace", newline="")  # type: ignore[arg-type]
             try:
                 reader = csv.reader(text, delimiter=self.delimiter)
                 for row in reader:
                     if row and not all(not c.strip() for c in row):
-                        return self.layout_of(row, reader.line_num, name)
+                        return row, reader.line_num
             finally:
                 text.detach()
         return None

@@ -221,6 +221,7 @@ class DatasetWriter:
             metas = [ds.shards[k] for k in range(keep)]
             # The dataset's own header, field by field (its layout is "sharded": checked above).
             same = {f.name: getattr(ds, f.name) for f in dataclasses.fields(DatasetHeader)}
+            same["columns"] = {k: dtype_text(v) for k, v in ds.columns.items()}
             header = DatasetHeader(**{**same, "class_names": list(ds.class_names)})
         folder = shard_dir(path)
         last = keep + (part > 0)  # shard files from this number on are removed
