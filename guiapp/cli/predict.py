@@ -14,6 +14,8 @@ EPILOG = """examples:
   guiapp predict --model runs/cells --data cells.h5 --out cells-pred.h5 --split val
   guiapp predict --model runs/kmers/best.keras --data new.h5 --out pred.h5 --top-k 3 --probs
   guiapp predict --model runs/kmers --data new.jsonl --out pred.csv      (no import step)
+  guiapp predict --model runs/docs --data docs.h5 --out pred.csv --aggregate-by group \
+      --min-confidence 0.6        (also pred.groups.csv: one line per group)
 Running the same command again continues a stopped or killed prediction."""
 
 
@@ -23,7 +25,7 @@ def register(sub: Any) -> None:
         help="predict every row of a dataset or file with a trained model (HDF5 or CSV out)",
         description="Run a trained model over a dataset split or any file the importers read, "
         "in dataset order, writing row, label, pred, prob, topk_class, topk_prob (and probs) "
-        "to PRED.h5 (chunked HDF5) or PRED.csv.",
+        "and the rows' group and kept fields (_id, ...) to PRED.h5 (chunked HDF5) or PRED.csv.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -38,6 +40,26 @@ def register(sub: Any) -> None:
     s.add_argument("--devices", default="auto", help="auto, cpu, cpu:N, gpu or gpu:0,1")
     s.add_argument("--overwrite", action="store_true", help="replace another job's --out")
     s.add_argument("--class-names", help="file input without a run folder: the model's classes")
+    s.add_argument(
+        "--ignore-class-names",
+        action="store_true",
+        help="compare labels with predictions by class index although the dataset's class "
+        "names differ from the model's",
+    )
+    s.add_argument(
+        "--aggregate-by",
+        metavar="FIELD",
+        help="also write PRED.groups.csv: per group (FIELD: group or a kept field) its rows, "
+        "class by mean probability, class by vote, agreement and true class",
+    )
+    s.add_argument(
+        "--min-confidence",
+        metavar="P",
+        type=float,
+        default=0.0,
+        help="with --aggregate-by: groups whose class's mean probability is below P are "
+        "unclassified (default 0: never)",
+    )
     g = s.add_argument_group("file input (as for guiapp import)")
     g.add_argument("--format", help="jsonl, csv, tsv, npy or npz (default: from the name)")
     g.add_argument("--label-field", default="label")
@@ -46,6 +68,17 @@ def register(sub: Any) -> None:
     g.add_argument("--y-key", default="y")
     g.add_argument("--length", type=int, help="pad or cut 1-D rows (default: the model's length)")
     g.add_argument("--on-error", default="abort", choices=("abort", "skip"))
+    g.add_argument(
+        "--group-field",
+        metavar="FIELD",
+        help="each record's group (as guiapp import; the file is then imported whole, "
+        "shuffled, and every prediction carries its group)",
+    )
+    g.add_argument(
+        "--keep-fields",
+        metavar="A,B",
+        help="fields kept per record (as guiapp import), e.g. _id: in every prediction",
+    )
     s.add_argument("--commit-rows", type=int, default=1 << 16, help=argparse.SUPPRESS)
     s.add_argument("--events", default=None, help="'-' to print JSON-line events on stdout")
     s.set_defaults(func=cmd_predict)
@@ -72,7 +105,14 @@ def cmd_predict(args: argparse.Namespace) -> int:
             for k in ("format", "label_field", "data_field", "x_key", "y_key", "length", "on_error")
         },
         class_names=args.class_names.split(",") if args.class_names else None,
+        aggregate_by=args.aggregate_by,
+        min_confidence=args.min_confidence,
+        ignore_class_names=args.ignore_class_names,
     )
+    if args.group_field:
+        cfg.input["group_field"] = args.group_field
+    if args.keep_fields is not None:
+        cfg.input["keep_fields"] = [k.strip() for k in args.keep_fields.split(",")]
     cfg.check()
     check_before_tensorflow(cfg)
     sink = EventSink(sys.stdout if args.events == "-" else None)
@@ -109,6 +149,20 @@ def check_before_tensorflow(cfg: Any) -> None:
         raise UserError(
             f"--split {cfg.split}: a bare model file has no splits; give its run folder, or --split all"
         )
+    from ..core.predict.job import check_aggregate_field, check_file_fields, is_dataset
+    from ..core.store import Dataset
+
+    if not is_dataset(Path(cfg.data)):
+        check_file_fields(cfg)
+        return
+    from ..core.predict.job import check_class_names, check_split_rows
+    from ..core.predict.source import plan_rows, split_plan
+
+    with Dataset(cfg.data) as ds:
+        if cfg.aggregate_by:
+            check_aggregate_field(cfg, ds)
+        check_class_names(cfg, source, ds)
+        check_split_rows(plan_rows(split_plan(ds, source, cfg.split, cfg.batch)), cfg, ds)
 
 
 class HumanProgress:
@@ -133,6 +187,13 @@ class HumanProgress:
         elif kind == "finished":
             acc = f", accuracy {e['accuracy']:.4f}" if "accuracy" in e else ""
             sys.stderr.write(f"predicted {e['rows']:,} rows into {e['out']}{acc}\n")
+            g = e.get("groups")
+            if g:
+                acc = f", accuracy {g['accuracy']:.4f}" if "accuracy" in g else ""
+                sys.stderr.write(
+                    f"{g['groups']:,} groups by {g['field']} into {g['out']}"
+                    f" ({g['unclassified']:,} unclassified{acc})\n"
+                )
         elif kind == "stopped":
             sys.stderr.write(
                 f"stopped at {e['done']:,}/{e['total']:,} rows; run the same command to continue\n"

@@ -6,6 +6,11 @@ the file holds them, so prediction ``i`` is the file's ``i``-th usable row. The 
 kept beside the output (``.PRED.h5.input/input.h5``) with a note of the file's size and
 time, so a resumed predict reuses it; it is built under a temporary name and renamed, so a
 stopped conversion leaves nothing half-written.
+
+With lineage options (``group_field``, ``keep_fields``: ``--group-field``, ``--keep-fields``)
+the file is imported whole by ``ImportJob.run``, exactly as ``guiapp import`` with the same
+options imports it: the rows carry their group and kept fields (so each prediction joins
+back to its record by them), in the import's shuffled order rather than the file's.
 """
 
 from __future__ import annotations
@@ -76,6 +81,7 @@ def file_as_dataset(
     stage = folder / f"staging-{os.getpid()}"
     stage.mkdir()
     staged = stage / target.name  # the shard folder's name follows the index's name
+    keep = options.get("keep_fields")
     cfg = ImportConfig(
         src=src,
         out=staged,
@@ -89,7 +95,17 @@ def file_as_dataset(
         dtype=options.get("dtype"),
         class_names=class_names,
         on_error=str(options.get("on_error", "abort")),
+        group_field=options.get("group_field") or None,
+        keep_fields=list(keep) if keep else None,
+        overwrite=True,
     )
+    if cfg.group_field or cfg.keep_fields:
+        try:
+            _import_whole(cfg, sink, cancel)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        return _publish(staged, target, stage, note_path, note)
     job = ImportJob(cfg, sink, cancel)
     writer: DatasetWriter | None = None
     rows = 0
@@ -129,9 +145,27 @@ def file_as_dataset(
                 writer.close(complete=False)
         shutil.rmtree(folder, ignore_errors=True)
         raise
+    return _publish(staged, target, stage, note_path, note)
+
+
+def _publish(staged: Path, target: Path, stage: Path, note_path: Path, note: Any) -> Path:
     if shard_dir(staged).exists():
         os.replace(shard_dir(staged), shard_dir(target))
     os.replace(staged, target)
-    stage.rmdir()
+    shutil.rmtree(stage, ignore_errors=True)
     atomic_write_text(note_path, json.dumps(note))
     return target
+
+
+def _import_whole(cfg: ImportConfig, sink: EventSink, cancel: CancelToken) -> None:
+    """``guiapp import``'s job into ``cfg.out``; its progress passed on as predict's
+    ``read input`` phase (its own started/finished events stay inside)."""
+
+    def forward(e: dict[str, Any]) -> None:
+        if e["event"] == "progress":
+            fields = {k: v for k, v in e.items() if k not in ("event", "time", "job", "phase")}
+            sink.emit("progress", job="predict", phase="read input", **fields)
+
+    inner = EventSink()
+    inner.listeners.append(forward)
+    ImportJob(cfg, inner, cancel).run()

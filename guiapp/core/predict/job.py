@@ -53,6 +53,8 @@ class PredictConfig:
     aggregate_by: str | None = None
     #: Groups whose chosen class's mean probability is below this are ``unclassified``.
     min_confidence: float = 0.0
+    #: Compare labels with predictions by class index although the names differ.
+    ignore_class_names: bool = False
 
     def check(self) -> None:
         if self.top_k < 1:
@@ -109,6 +111,30 @@ def _check_field(field: str, names: list[str], data: str) -> None:
     else:
         fix = "its rows have no group or kept fields (give --group-field/--keep-fields)"
     raise OptionError("aggregate-by", field, f"{data} has no such field", fix)
+
+
+def check_class_names(cfg: PredictConfig, source: ModelSource, ds: Dataset) -> None:
+    """A dataset whose classes are named otherwise than the model's is refused: its labels
+    would be compared with the predictions by index ("ring" as class 3 of one, 4 of the
+    other) and the accuracy would mean nothing."""
+    model = list(source.class_names)
+    if not model or cfg.ignore_class_names or model == list(ds.class_names):
+        return
+    if len(model) != ds.num_classes and not set(model) & set(ds.class_names):
+        return  # another task altogether: its labels are not compared (has_labels is off)
+    raise UserError(
+        f"{ds.path}: its classes ({', '.join(ds.class_names[:6])}) are not the model's "
+        f"({', '.join(model[:6])}); labels would be compared by index. Predict a dataset "
+        "with the model's classes, or pass --ignore-class-names to compare by index anyway"
+    )
+
+
+def check_split_rows(rows: np.ndarray, cfg: PredictConfig, ds: Dataset) -> None:
+    if len(rows) == 0:
+        raise UserError(
+            f"--split {cfg.split}: the run's {cfg.split} split of {ds.path} holds no rows "
+            "(a run without a test split has none); give --split val or all"
+        )
 
 
 def is_dataset(path: Path) -> bool:
@@ -192,6 +218,9 @@ def run_predict(
     top_k = min(cfg.top_k, k_classes)
     plan = split_plan(ds, source, cfg.split, cfg.batch * devices.replicas)
     rows = plan_rows(plan)
+    check_split_rows(rows, cfg, ds)
+    if is_dataset(Path(cfg.data)):
+        check_class_names(cfg, source, ds)
     if out.suffix.lower() == ".csv" and len(rows) > MAX_CSV_ROWS:
         raise UserError(
             f"--out {out}: {len(rows):,} rows is too many for CSV (at most {MAX_CSV_ROWS:,}); write PRED.h5"
