@@ -71,7 +71,7 @@ class ImportDialog(QDialog):
     """Collects a ``guiapp import`` command; ``job_ready(job, out)`` when the user starts it."""
 
     job_ready = Signal(object, object)
-    PREVIEW_COLUMNS = ("Line", "Label", "Data", "Length", "Problem")
+    PREVIEW_COLUMNS = ("Line", "Label", "Data", "Length", "Problem", "Group and kept fields")
 
     def __init__(self, data_folder: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -89,6 +89,18 @@ class ImportDialog(QDialog):
         self.data_field = QLineEdit("data")
         self.delimiter = QLineEdit()
         self.delimiter.setPlaceholderText("default: , for csv, tab for tsv")
+        self.group_field = QLineEdit()
+        self.group_field.setPlaceholderText("e.g. accession (rows of a group stay together)")
+        self.group_field.setToolTip(
+            "Each row's group: its lineage (the organism, the patient, the source sample). "
+            "Rows of one group never straddle train and validation. npz: an array; a folder "
+            "of .npy: file or folder"
+        )
+        self.keep_fields = QLineEdit()
+        self.keep_fields.setPlaceholderText("e.g. _id,name (kept with every row)")
+        self.keep_fields.setToolTip(
+            "Fields kept with each row, so predictions join back to their source documents"
+        )
         self.length = QSpinBox()
         self.length.setRange(0, 10_000_000)
         self.length.setSpecialValueText("keep as is")
@@ -117,6 +129,8 @@ class ImportDialog(QDialog):
         grid.addRow("Label field", self.label_field)
         grid.addRow("Data field", self.data_field)
         grid.addRow("Delimiter", self.delimiter)
+        grid.addRow("Group field", self.group_field)
+        grid.addRow("Keep fields", self.keep_fields)
         pad_row = QHBoxLayout()
         pad_row.addWidget(self.length, 1)
         pad_row.addWidget(QLabel("pad"))
@@ -183,7 +197,10 @@ class ImportDialog(QDialog):
 
         self.source.changed.connect(self._source_changed)
         self.format.currentTextChanged.connect(self.update_preview)
-        for edit in (self.label_field, self.data_field, self.delimiter):
+        for edit in (
+            self.label_field, self.data_field, self.delimiter, self.group_field,
+            self.keep_fields,
+        ):  # fmt: skip
             edit.textChanged.connect(self.update_preview)
         self.dtype.currentTextChanged.connect(self.update_preview)
         self.preview_rows.valueChanged.connect(self.update_preview)
@@ -223,6 +240,8 @@ class ImportDialog(QDialog):
                 "data_field": self.data_field.text().strip() or "data",
                 "delimiter": self.delimiter.text() or None,
                 "dtype": "uint16" if dtype == AUTO else dtype,
+                "group_field": self.group_field.text().strip() or None,
+                "keep_fields": self._keep_fields(),
             }
         try:
             rows = preview(fmt, Path(src), limit=self.preview_rows.value(), **fields)
@@ -232,7 +251,8 @@ class ImportDialog(QDialog):
         self.preview_table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             length = "" if row.length is None else str(row.length)
-            for c, text in enumerate((row.where, row.label, row.data, length, row.problem)):
+            cells = (row.where, row.label, row.data, length, row.problem, row.fields)
+            for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
                 self.preview_table.setItem(r, c, item)
@@ -285,10 +305,17 @@ class ImportDialog(QDialog):
             args += ["--dtype", self.dtype.currentText()]
         if self.class_names.text().strip():
             args += ["--class-names", self.class_names.text().strip()]
+        if self.group_field.text().strip():
+            args += ["--group-field", self.group_field.text().strip()]
+        if self._keep_fields():
+            args += ["--keep-fields", ",".join(self._keep_fields())]
         args += ["--on-error", self.on_error.currentText(), "--seed", str(self.seed.value())]
         if self.overwrite.isChecked():
             args.append("--overwrite")
         return args
+
+    def _keep_fields(self) -> list[str]:
+        return [k.strip() for k in self.keep_fields.text().split(",") if k.strip()]
 
     def start(self) -> CliJob | None:
         try:

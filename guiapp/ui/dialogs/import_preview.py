@@ -24,6 +24,8 @@ class PreviewRow:
     data: str
     length: int | None
     problem: str = ""
+    #: The row's group and kept fields (``--group-field``, ``--keep-fields``), as text.
+    fields: str = ""
 
 
 def guess_format(path: Path) -> str | None:
@@ -68,8 +70,11 @@ def preview_text(
     delimiter: str | None = None,
     dtype: str = "uint16",
     limit: int = 20,
+    group_field: str | None = None,
+    keep_fields: list[str] | None = None,
 ) -> list[PreviewRow]:
-    """Up to ``limit`` rows of the first file of a jsonl/csv/tsv source."""
+    """Up to ``limit`` rows of the first file of a jsonl/csv/tsv source, with their group
+    and kept fields by the import's own rules (a bad group value is the row's problem)."""
     from guiapp.core.importers.sources import display_name, open_source
     from guiapp.core.importers.text import TextSource, open_text_binary
 
@@ -91,7 +96,43 @@ def preview_text(
                 rows.append(PreviewRow(where, str(label), str(value)[:80], None, parsed))
             else:
                 rows.append(PreviewRow(where, str(label), _show(parsed), int(parsed.size)))
+    if group_field or keep_fields:
+        _add_fields(rows, source, path, group_field, keep_fields or [])
     return rows
+
+
+def _add_fields(
+    rows: list[PreviewRow], source: object, path: Path, group: str | None, keep: list[str]
+) -> None:
+    """Each previewed row's lineage fields, read from its line by the import's rules."""
+    from guiapp.core.importers.jitfields import MISSING, NULL, OTHER
+    from guiapp.core.importers.lineage import csv_field_cols
+    from guiapp.core.importers.lineage_piece import exact_values
+    from guiapp.core.importers.text import CsvSource, open_text_binary
+
+    names = ([group] if group else []) + keep
+    cols = None
+    delimiter = ","
+    if isinstance(source, CsvSource):
+        cols = csv_field_cols(source, names, bool(group)).get("0")
+        delimiter = source.delimiter
+    wanted = {int(r.where.rsplit(":", 1)[1]): r for r in rows}
+    last = max(wanted, default=0)
+    with open_text_binary(path) as (lines, _raw):
+        for no, line in enumerate(lines, start=1):
+            if no > last:
+                break
+            row = wanted.get(no)
+            if row is None:
+                continue
+            values = exact_values(line.rstrip(b"\r\n"), names, cols, delimiter)
+            shown = []
+            for i, (name, (kind, text)) in enumerate(zip(names, values, strict=True)):
+                if i == 0 and group and (kind in (MISSING, NULL, OTHER) or not text):
+                    what = {MISSING: "missing", NULL: "null"}.get(kind, f"{text[:30]!r}")
+                    row.problem = row.problem or f"group field {name!r} is {what}"
+                shown.append(f"{name}={text[:40]}")
+            row.fields = ", ".join(shown)
 
 
 def preview_arrays(fmt: str, src: Path, limit: int = 20) -> list[PreviewRow]:
