@@ -186,7 +186,11 @@ def split_preview(path: str, cfg: Any) -> tuple[list[str], bool]:
                 text += f"; test {g['test']:,} groups, {r['test']:,} rows"
             lines.append(text)
             return lines, False
-        lines.append(f"Split by rows: {d['note']}")
+        lines.append(
+            "Split by rows: groups may cross splits (scores may be inflated)"
+            if ds.has_groups
+            else "The dataset has no groups: each row is its own group"
+        )
         if ds.has_groups or len(ds) > PREVIEW_DUPLICATE_ROWS:
             return lines, cfg.split_by == "rows" and ds.has_groups
         codes = row_split_codes(ds, cfg.splits(), cfg.block_rows_for(len(ds)), "rows")

@@ -314,7 +314,7 @@ class RunsPage(RunsList, RunExport, Page):
         self.summary.setText(
             f"{report.get('split', 'val')} split, {what}: accuracy "
             f"{report.get('accuracy', 0):.4f}, macro F1 {report.get('macro_f1', 0):.4f}; "
-            f"split {split_text(info.get('split'))}. {click}"
+            f"{_split_words(split_text(info.get('split')))}. {click}"
         )
 
     # ------------------------------------------------------------------ actions
@@ -371,3 +371,8 @@ def _confusion_csv(path: Path) -> list[list[int]] | None:
     except OSError:
         return None
     return [[int(v) for v in line.split(",")[1:]] for line in lines if line]
+
+
+def _split_words(text: str) -> str:
+    """``split_text`` in a sentence: "split by groups: ..." or the note as it is."""
+    return f"split {text}" if text.startswith("by ") else text
