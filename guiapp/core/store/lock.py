@@ -52,7 +52,7 @@ class DatasetLock:
                 os.close(self.fd)
                 self.fd = None
                 raise being_written(self.index_path)
-            if _same_file(self.fd, path):
+            if same_file(self.fd, path):
                 break
             os.close(self.fd)  # the job before us removed it after we opened it: again
             self.fd = None
@@ -79,7 +79,7 @@ class DatasetLock:
         if not self.shared and fcntl is not None:
             try:  # our workers are gone when nobody else holds it: remove the file
                 fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                if _same_file(self.fd, lock_path(self.index_path)):
+                if same_file(self.fd, lock_path(self.index_path)):
                     os.unlink(lock_path(self.index_path))
             except OSError:
                 pass  # a leftover worker still holds it: the next job waits for it
@@ -87,7 +87,8 @@ class DatasetLock:
         self.fd = None
 
 
-def _same_file(fd: int, path: Path) -> bool:
+def same_file(fd: int, path: Path) -> bool:
+    """Whether ``fd`` is the file at ``path`` now (not one removed and made again)."""
     try:
         st = os.stat(path)
     except FileNotFoundError:

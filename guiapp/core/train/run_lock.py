@@ -23,6 +23,7 @@ from pathlib import Path
 from types import TracebackType
 
 from ..errors import FileError
+from ..store.lock import same_file as _same_file
 
 try:
     import fcntl
@@ -78,15 +79,6 @@ class RunLock:
             self.fd = None
 
 
-def _same_file(fd: int, path: Path) -> bool:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return False
-    mine = os.fstat(fd)
-    return (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino)
-
-
 #: How long a start waits for the lock (``run_active`` holds it for an instant).
 WAIT_S = 1.0
 
@@ -104,43 +96,42 @@ def _exclusive(fd: int, wait_s: float) -> bool:
             time.sleep(0.05)
 
 
-def _holder(fd: int) -> str:
+def _holder_pid(fd: int) -> int | None:
     try:
-        info = json.loads(os.pread(fd, 256, 0) or b"{}")
-        return f" (pid {int(info['pid'])})"
+        return int(json.loads(os.pread(fd, 256, 0) or b"{}")["pid"])
     except (ValueError, KeyError, TypeError, OSError):
-        return ""
+        return None
 
 
-def run_active(out: str | os.PathLike[str]) -> bool:
-    """Whether a process holds the run's lock now (creates nothing)."""
+def _holder(fd: int) -> str:
+    pid = _holder_pid(fd)
+    return "" if pid is None else f" (pid {pid})"
+
+
+def _probe(out: str | os.PathLike[str]) -> tuple[bool, int | None]:
+    """(whether a process holds the run's lock now, its pid as it wrote it)."""
     if fcntl is None:
-        return False
+        return False, None
     try:
         fd = os.open(lock_path(out), os.O_RDONLY)
     except OSError:
-        return False
+        return False, None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return False
+        return False, None  # nobody holds it
     except BlockingIOError:
-        return True
+        return True, _holder_pid(fd)
     finally:
         os.close(fd)
 
 
 def run_holder(out: str | os.PathLike[str]) -> int | None:
-    """The pid of the process writing the run now (None when none is): the lock's holder,
-    never a pid remembered from before (it may belong to another process by now)."""
-    if not run_active(out):
-        return None
-    try:
-        fd = os.open(lock_path(out), os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        text = _holder(fd)
-    finally:
-        os.close(fd)
-    digits = "".join(c for c in text if c.isdigit())
-    return int(digits) if digits else None
+    """The pid of the process writing the run now (None when none is, or it cannot be
+    read): the lock's holder, never a pid remembered from before (it may be another
+    process's by now)."""
+    return _probe(out)[1]
+
+
+def run_active(out: str | os.PathLike[str]) -> bool:
+    """Whether a process holds the run's lock now (creates nothing)."""
+    return _probe(out)[0]
