@@ -263,6 +263,11 @@ def cmd_import(args: argparse.Namespace) -> int:
                 "--resume to continue (without it, the next import starts over)\n"
             )
         return 0
-    if args.events is None:
+    if args.events is None and summary.get("already_complete"):
+        sys.stdout.write(
+            f"guiapp import: {summary['output']} is already imported ({summary['rows']:,} rows)"
+            "; nothing to resume\n"
+        )
+    elif args.events is None:
         print_summary(summary)
     return 0

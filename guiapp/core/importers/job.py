@@ -116,6 +116,10 @@ class ImportJob:
         cfg = self.cfg
         self.started = time.monotonic()
         self.sink.emit("started", job="import", config=cfg.params(), dtype=self.dtype.name)
+        done = self._already_imported()
+        if done is not None:
+            self.sink.emit("finished", job="import", **done)
+            return done
         try:
             saved = self._prepare_stage()
             if saved is not None and saved["phase"] == "publish":
@@ -154,6 +158,23 @@ class ImportJob:
             raise
         self.sink.emit("finished", job="import", **summary)
         return summary
+
+    def _already_imported(self) -> dict[str, Any] | None:
+        """``--resume`` of an import that already finished (a kill can land after the
+        import's last step, so a retry loop asks again): the finished dataset's summary
+        when it was made from this source with these options, else None."""
+        out = Path(self.cfg.out)
+        if not self.cfg.resume or not out.is_file() or staging.stale_folders(out)[1]:
+            return None
+        try:
+            with Dataset(out) as ds:
+                made = ds.provenance.get("params")
+                if not ds.complete or made != self.cfg.params():
+                    return None
+                rows = len(ds)
+        except UserError:
+            return None
+        return {"already_complete": True, "output": str(out), "rows": rows}
 
     def _prepare_stage(self) -> dict[str, Any] | None:
         """Remove what killed imports of this output left (or adopt it with --resume);
