@@ -70,9 +70,8 @@ def killed_at(argv: list[str], when: str) -> None:
 
 
 def test_trials_do_not_depend_on_the_order_of_names(tmp_path: Path) -> None:
-    from guiapp.core.train.config import TrainConfig
-
     from guiapp.core.model import get_template
+    from guiapp.core.train.config import TrainConfig
 
     model = get_template("cnn2d-small", num_classes=5, input_shape=[25, 25, 1])
     base = TrainConfig(data="d.h5", model=model, out=str(tmp_path))

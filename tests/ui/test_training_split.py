@@ -75,7 +75,7 @@ def test_refusals_show_at_the_top_and_clear_when_fixed(qtbot, tmp_path: Path) ->
         assert widget.isVisible()
         top_left = widget.mapTo(window, widget.rect().topLeft())
         bottom = widget.mapTo(window, widget.rect().bottomLeft()).y()
-        assert 0 <= top_left.y() and bottom < window.height(), (widget, bottom)
+        assert top_left.y() >= 0 and bottom < window.height(), (widget, bottom)
     assert page.form.select_model("fits")  # type: ignore[attr-defined]
     assert message.text() == ""
 
