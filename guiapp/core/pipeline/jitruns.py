@@ -99,3 +99,11 @@ def fill_gaps(
         out_k[m] = shard[i]
         m += 1
     return out_s[:m], out_d[:m], out_n[:m], out_k[:m], junk[:m]
+
+
+def warm() -> None:
+    """Load (or, in a fresh checkout, compile) both kernels now, with the argument types
+    their callers give, so the first batch of a run does not wait for them."""
+    z = np.zeros(0, np.int64)
+    fill_gaps(z, z, z, z, 1, 1)
+    masked_runs(z, z, np.ones(1, np.bool_), 1, 1, 1, z)

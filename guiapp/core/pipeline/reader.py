@@ -278,12 +278,14 @@ def _jitread() -> Any:
         from .. import jit
 
         if jit.available():
-            from . import jitread
+            from . import jitread, jitruns
 
             z = np.zeros(0, np.int64)
-            # Load the kernel now (numba's import and cache: ~0.3-0.5 s), not on the first
-            # batch, where a run's input wait would count it.
+            # Load the kernels now (numba's import and cache: ~0.3-0.5 s; compiling them in a
+            # fresh checkout: seconds), not on the first batch, where a run's input wait
+            # would count it: the reads, the gap filling and a grouped window's plan.
             jitread.read_groups(z, z, z, np.zeros(1, np.int64), 0, z, z, 0, z, z, IOV_MAX)
+            jitruns.warm()
             _JITREAD = jitread
         else:
             _JITREAD = False
