@@ -105,7 +105,7 @@ def test_noise_with_augmented_copies_scores_chance_unless_split_by_rows(
         split = json.loads((out / "config.json").read_text())["split"]
         assert split["by"] == by
     assert scores["groups"] <= 0.30, scores
-    assert scores["rows"] >= 0.6, scores  # the model memorises: the leak is real
+    assert scores["rows"] > 0.6, scores  # the model memorises: the leak is real
     split = json.loads((tmp_path / "groups" / "config.json").read_text())["split"]
     assert split["total_groups"] == 2000
     assert split["groups"]["val"] + split["groups"]["train"] == 2000

@@ -73,9 +73,8 @@ def test_refusals_show_at_the_top_and_clear_when_fixed(qtbot, tmp_path: Path) ->
     assert "Conv2D" in message.text() and "Conv2D" in window.statusBar().currentMessage()
     for widget in (message, page.start_button):  # type: ignore[attr-defined]
         assert widget.isVisible()
-        top_left = widget.mapTo(window, widget.rect().topLeft())
-        bottom = widget.mapTo(window, widget.rect().bottomLeft()).y()
-        assert top_left.y() >= 0 and bottom < window.height(), (widget, bottom)
+        corners = (widget.rect().topLeft(), widget.rect().bottomRight())
+        assert all(window.rect().contains(widget.mapTo(window, c)) for c in corners), widget
     assert page.form.select_model("fits")  # type: ignore[attr-defined]
     assert message.text() == ""
 
