@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import signal
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
@@ -221,6 +222,7 @@ class GenerationJob:
         conns, stop = self._start(plan)
         resumed = sum(written.values())
         errors: list[dict[str, Any]] = []
+        ended: set[Connection] = set()  # workers that said they ended (done, stopped, error)
         meter = RateMeter(plan.todo_rows - resumed)
         fresh = False  # rows reported since the last progress event
 
@@ -248,16 +250,13 @@ class GenerationJob:
                 except (EOFError, OSError):
                     proc = conns.pop(c)  # type: ignore[call-overload]
                     proc.join()
-                    if proc.exitcode not in (0, None) and not errors:
-                        errors.append(
-                            {
-                                "kind": "internal",
-                                "message": f"worker {proc.name} died (exit code {proc.exitcode})",
-                            }
-                        )
+                    if c not in ended and not errors:  # it died: not a stop, whatever its code
+                        errors.append({"kind": "user", "message": self._died(proc)})
                         stop.set()
                     continue
                 kind = msg["t"]
+                if kind in ("done", "stopped", "error"):
+                    ended.add(c)
                 if kind == "rows":
                     written[msg["shard"]] = msg["written"]
                     fresh = True
@@ -274,6 +273,22 @@ class GenerationJob:
                 last, fresh = now, False
                 report()
         return errors
+
+    def _died(self, proc: Any) -> str:
+        """One line for a worker that ended without saying so (killed, or exited in the
+        middle of its shards): which, how, and that ``--resume`` continues."""
+        code = proc.exitcode
+        if code is not None and code < 0:
+            try:
+                how = f"killed by signal {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"killed by signal {-code}"
+        else:
+            how = f"exited with status {code} in the middle of its shards"
+        return (
+            f"{self.path}: generation worker {proc.name} (pid {proc.pid}) {how}; every "
+            "committed row is kept. Rerun the same command with --resume to continue"
+        )
 
     def _checkpointed(self, plan: Plan) -> dict[int, int]:
         """Rows committed in the unsealed shards that the workers will continue."""

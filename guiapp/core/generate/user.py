@@ -21,6 +21,7 @@ Optionally the file defines ``CLASS_NAMES = [...]`` (one name per class).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import sys
@@ -55,9 +56,12 @@ def _user_traceback(exc: BaseException, path: Path) -> str:
 
 @contextmanager
 def _user_code(path: Path, failed: str) -> Iterator[None]:
-    """Run user code; any error in it becomes a UserError with the user's own frames."""
+    """Run user code; any error in it becomes a UserError with the user's own frames.
+    What it prints goes to stderr (the job's log): stdout carries the job's events, and a
+    printed ``{"event": "finished"}`` would be read as one."""
     try:
-        yield
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - any error in user code is reported

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import signal
+import sys
 import traceback
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -138,6 +139,10 @@ class DiskError(Exception):
 
 def main(job_json: str, conn: Connection, stop: Any) -> None:
     """Entry point of the worker process (``multiprocessing`` target)."""
+    # The worker's stdout is the job's event stream (inherited): whatever the user's code
+    # writes there, even from C, goes to stderr, the job's log, instead.
+    sys.stdout.flush()
+    os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the job's process decides when to stop
     job = json.loads(job_json)
     worker = Worker(job, conn, stop)
