@@ -66,3 +66,41 @@ def test_what_a_generator_prints_goes_to_stderr(tmp_path: Path) -> None:
     assert [e for e in events if e["event"] == "finished"] == events[-1:]
     assert all("time" in e for e in events)  # every line is one of the job's own
     assert '"from": "the import of the file"' in r.stderr and '"rows": 0' in r.stderr
+
+
+SLEEPS = """
+import multiprocessing, time
+import numpy as np
+
+def generate(rng, n, params):
+    if multiprocessing.parent_process() is not None and params["k"]:
+        time.sleep(600)  # stuck in user code: never reaches its next chunk
+    return rng.normal(size=(n, 4)), rng.integers(0, 2, n)
+"""
+
+
+def test_stop_stops_a_generator_stuck_in_user_code(tmp_path: Path) -> None:
+    """Issue 35.7: SIGTERM to a job whose workers sleep in the user's generate(): the job
+    ends as stopped (exit 0) after its grace period, leaving a valid, resumable dataset."""
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import ENV
+
+    gen = tmp_path / "sleeps.py"
+    gen.write_text(SLEEPS)
+    out = tmp_path / "s.h5"
+    cmd = ["generate", str(out), "--generator", str(gen), *ARGS]
+    proc = subprocess.Popen([sys.executable, "-m", "guiapp", *cmd, "--params", '{"k": 1}',
+                             "--events", "-"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=ENV)  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if json.loads(line)["event"] == "progress":
+            break
+    proc.send_signal(signal.SIGTERM)
+    rest, _err = proc.communicate(timeout=120)  # (the workers sleep for 600 s)
+    assert proc.returncode == 0 and json.loads(rest.splitlines()[-1])["event"] == "stopped"
+    with Dataset(out) as ds:  # a valid dataset, unfinished: --resume would continue it
+        assert not ds.complete and len(ds) < 8000

@@ -39,6 +39,8 @@ from .job_plan import Plan, check_same_config, make_plan, sealed_shards, shard_p
 from .resume import resumable_point
 from .spec import GenConfig
 
+#: How long workers get to finish their chunk after a stop before they are killed.
+STOP_GRACE_S = 5.0
 PROGRESS_MIN_S = 0.1  # a progress event per chunk a worker writes, at most 10 a second
 
 
@@ -240,9 +242,19 @@ class GenerationJob:
 
         report()  # where the job starts (a resumed one: its committed rows), before any chunk
         last = time.monotonic()
+        stop_since: float | None = None
         while conns:
             if self.cancel() and not stop.is_set():
                 stop.set()
+            if stop.is_set():
+                stop_since = stop_since or time.monotonic()
+                if time.monotonic() - stop_since > STOP_GRACE_S:
+                    # A worker stuck in user code (a sleeping generator) does not get to its
+                    # next chunk: stop means stop. Its shard keeps every committed row.
+                    for conn, proc in conns.items():
+                        if proc.is_alive():
+                            ended.add(conn)
+                            proc.kill()
             for ready in wait(list(conns), timeout=0.25):
                 c: Connection = ready  # type: ignore[assignment]
                 try:
