@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from guiapp.core.project import SUFFIX, Project, ProjectError
 from guiapp.ui.background import hold_until_painted
 from guiapp.ui.close_guard import CloseGuard
+from guiapp.ui.jobs.cli_job import written_dataset
 from guiapp.ui.jobs.jobs_panel import JobsPanel
 from guiapp.ui.main_menus import MainMenus
 from guiapp.ui.pages import PAGE_TYPES, Page
@@ -77,6 +78,7 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.jobs_panel)
         for page in self.pages:
             page.job_started.connect(self.jobs_panel.add_job)
+        self.jobs_panel.job_ended.connect(self._job_ended)
         for page in self.pages:
             if hasattr(page, "show_samples"):  # the Runs page opens samples in the Browser
                 page.show_samples.connect(self.show_samples)
@@ -117,6 +119,17 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         for page in self.pages:
             if page is not sender:
                 page.project_updated()
+
+    def _job_ended(self, job: object) -> None:
+        """A job that writes a dataset ended (resumed from the Jobs panel too): every page
+        that shows the dataset reads it again (issue 34.3)."""
+        path = written_dataset(job)
+        if path is None or not path.exists():
+            return
+        datasets = self.page("Datasets")
+        if any(ref.path == path for ref in self.project.datasets):
+            datasets.add_dataset(path)  # type: ignore[attr-defined]  (known: read again)
+        self.page("Browser").reload_if_open(str(path))  # type: ignore[attr-defined]
 
     def _run_ended(self, _status: str, _path: str) -> None:
         for page in self.pages:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
@@ -290,3 +291,16 @@ class CliJob(QObject):
     def _set_status(self, status: str) -> None:
         self.status = status
         self.status_changed.emit(status)
+
+
+def written_dataset(job: object) -> Path | None:
+    """The dataset a ``generate`` or ``import`` job writes (absolute), else None."""
+    command = getattr(job, "command", "")
+    args = [str(a) for a in getattr(job, "args", [])]
+    at = {"generate": 0, "import": 1}.get(command)  # (the GUI puts the paths first)
+    if at is None or len(args) <= at or any(a.startswith("-") for a in args[: at + 1]):
+        return None
+    path = Path(args[at])
+    if not path.is_absolute():
+        path = Path(getattr(job, "working_dir", None) or ".") / path
+    return path.absolute()

@@ -129,6 +129,8 @@ class JobsPanel(QDockWidget):
     WIDTHS = (200, 140, 80, 80, 230)  # of the columns after "Job", which stretches
     #: the list changed (a job added, ended or cleared): the window saves it with the project
     changed = Signal()
+    #: A listed job ended (however it was started: a page, Resume here, a reopened project).
+    job_ended = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Jobs", parent)
@@ -196,6 +198,7 @@ class JobsPanel(QDockWidget):
 
     # ------------------------------------------------------------------ failures and logs
     def _job_ended(self, job: CliJob, ok: bool, message: str) -> None:
+        self.job_ended.emit(job)
         if job.status == "failed":
             self.failed_job = job
             self.error_panel.show_failure(job.name, message)

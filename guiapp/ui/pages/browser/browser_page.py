@@ -159,6 +159,11 @@ class BrowserPage(Page):
         if path:
             self.open_dataset(str(path))
 
+    def reload_if_open(self, path: str) -> None:
+        """Read ``path`` again when it is the dataset shown (a job that writes it ended)."""
+        if self.path and Path(self.path).absolute() == Path(path).absolute():
+            self.open_dataset(self.path)
+
     def open_dataset(self, path: str) -> None:
         """Show ``path`` (its header is read on the worker thread)."""
         self.path = str(Path(path))
