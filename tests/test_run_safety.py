@@ -77,3 +77,22 @@ def test_a_refused_start_leaves_no_lock_file(tmp_path: Path) -> None:
     out = tmp_path / "never"
     r = guiapp("train", "--data", tmp_path / "missing.h5", "--model", "cnn2d-small", "--out", out)
     assert r.returncode == 2 and not out.exists() and not lock_path(out).exists()
+
+
+def test_a_project_never_writes_a_run_outside_its_folder(data: Path, tmp_path: Path) -> None:
+    """Issue 35.3: a training config whose relative `out` climbs out of the project's
+    folder is refused in one line; nothing is written there."""
+    from guiapp.core.project import DatasetRef, Project
+
+    home = tmp_path / "a" / "b"
+    home.mkdir(parents=True)
+    project = Project.new(home / "p.gproj", "P")
+    project.datasets.append(DatasetRef("cells", data))
+    project.training.append({"name": "away", "dataset": "cells", "model": "cnn2d-small",
+                             "out": "../../escaped_run", "epochs": 1})  # fmt: skip
+    project.save()
+    r = guiapp("train", "--project", home / "p.gproj", "--config", "away")
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "outside the project's folder" in lines[0]
+    assert not (tmp_path / "escaped_run").exists()

@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..core.errors import UserError, disk_error
@@ -285,7 +286,15 @@ def project_settings(project_file: str, name: str) -> dict[str, Any]:
             settings["model"] = (
                 str(project.resolve(model)) if str(model).endswith(".json") else str(model)
             )
-    settings["out"] = str(project.resolve(entry.get("out", f"runs/{name}")))
+    out = str(entry.get("out", f"runs/{name}"))
+    settings["out"] = str(project.resolve(out))
+    folder = Path(os.path.normpath(project.folder))
+    if not Path(out).is_absolute() and not Path(settings["out"]).is_relative_to(folder):
+        raise UserError(
+            f"{project_file}: training config {name!r} writes its run to {out!r}, outside "
+            f"the project's folder {folder}. Give a path inside it (like runs/{name}), or "
+            "an absolute one if you mean to write elsewhere"
+        )
     return settings
 
 
