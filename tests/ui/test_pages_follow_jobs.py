@@ -60,3 +60,28 @@ def test_pages_read_the_dataset_again_when_a_resumed_job_ends(qtbot, tmp_path: P
         lambda: browser.meta is not None and browser.meta["rows"] == 60000,
         timeout=10_000,  # type: ignore[attr-defined]
     )
+
+
+def test_jobs_panel_never_offers_resume_of_a_run_another_process_writes(
+    qtbot, tmp_path: Path
+) -> None:
+    """Issue 35.4: a stopped training job listed in the Jobs panel is not resumed while
+    another process holds its run's lock (it ran twice at once, interleaving events.jsonl)."""
+    from guiapp.core.train.run_lock import RunLock
+
+    run = tmp_path / "runs" / "r1"
+    run.mkdir(parents=True)
+    project = Project.new(tmp_path / "p.gproj", "Lock")
+    project.ui["jobs"] = [{"name": "train r1", "command": "train",
+                           "args": ["--spec", str(run / "spec.json"), "--resume"],
+                           "resumable": True, "working_dir": str(tmp_path),
+                           "status": "stopped"}]  # fmt: skip
+    with RunLock(run):  # another writer (here: this process, on another descriptor)
+        window = MainWindow(project)
+        qtbot.addWidget(window)
+        row = window.jobs_panel.rows[0]
+        assert not row.resume_button.isEnabled()
+        row.resume()
+        assert row.job.status == "stopped"  # nothing started
+    row.on_status(row.job.status)
+    assert row.resume_button.isEnabled()

@@ -304,3 +304,18 @@ def written_dataset(job: object) -> Path | None:
     if not path.is_absolute():
         path = Path(getattr(job, "working_dir", None) or ".") / path
     return path.absolute()
+
+
+def written_run(job: object) -> Path | None:
+    """The run (or experiment) folder a ``train`` job writes: ``--out``, else the folder of
+    its ``--spec``; None for other jobs."""
+    if getattr(job, "command", "") != "train":
+        return None
+    args = [str(a) for a in getattr(job, "args", [])]
+    for flag, folder in (("--out", False), ("--spec", True)):
+        if flag in args[:-1]:
+            path = Path(args[args.index(flag) + 1])
+            if not path.is_absolute():
+                path = Path(getattr(job, "working_dir", None) or ".") / path
+            return path.parent if folder else path
+    return None

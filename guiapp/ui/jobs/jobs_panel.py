@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
+from guiapp.core.train.run_lock import run_active
+from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate, written_run
 from guiapp.ui.widgets.error_panel import ErrorPanel
 
 HISTORY_KEEP = 50  # jobs kept in the project's history
@@ -59,7 +60,7 @@ class JobRow:
         self.log_button = QPushButton("Log")
         self.log_button.setToolTip("Open the job's log: its command, events and messages")
         self.cancel_button.clicked.connect(job.stop)
-        self.resume_button.clicked.connect(job.resume)
+        self.resume_button.clicked.connect(self.resume)
         self.log_button.clicked.connect(lambda: panel.show_log(job))
         buttons = QWidget()
         row = QHBoxLayout(buttons)
@@ -71,6 +72,19 @@ class JobRow:
         self.buttons = buttons
         job.progress.connect(self.on_progress)
         job.status_changed.connect(self.on_status)
+
+    def live_elsewhere(self) -> bool:
+        """Whether another process writes this job's run now (its lock's holder): a
+        second writer is never offered (issue 35.4)."""
+        run = written_run(self.job)
+        return run is not None and not self.job.is_running() and run_active(run)
+
+    def resume(self) -> None:
+        if self.live_elsewhere():
+            self.resume_button.setEnabled(False)
+            self.set_text(JobsPanel.STATUS, "another process is writing this run now")
+            return
+        self.job.resume()
 
     def index(self) -> int:
         for r in range(self.table.rowCount()):
@@ -111,7 +125,9 @@ class JobRow:
         running = status == "running"
         self.cancel_button.setEnabled(running)
         self.resume_button.setVisible(job.resumable)
-        self.resume_button.setEnabled(job.resumable and status in ("stopped", "failed"))
+        self.resume_button.setEnabled(
+            job.resumable and status in ("stopped", "failed") and not self.live_elsewhere()
+        )
         if status == "finished":
             self.bar.setValue(1000)
             self.bar.setFormat("100%")
