@@ -129,7 +129,12 @@ def cmd_predict(args: argparse.Namespace) -> int:
     try:
         result = run_predict(cfg, devices, sink, cancel)
     except Exception as exc:
-        sink.emit("failed", job="predict", reason=f"{exc}")
+        from ..core.errors import disk_error
+
+        disk = disk_error(cfg.out, exc, resume="run the same command again to continue")
+        sink.emit("failed", job="predict", reason=str(disk or exc))
+        if disk is not None:
+            raise disk from None
         raise
     return 0 if result.get("status") in ("finished", "stopped") else 1
 

@@ -167,7 +167,10 @@ class TableWriter:
         a, b = self.committed, self.committed + len(pred)
         if b > self.rows:
             raise ValueError(f"rows {a}..{b} pass the table's {self.rows} rows")
-        with h5py.File(self.path, "r+", locking=False) as f:
+        # No chunk cache: each write reaches the file at once and fails there (a full disk).
+        # With one, HDF5 wrote a chunk only when its dataset object was freed, where errors
+        # are ignored, and the commit went on: committed and complete over missing rows.
+        with h5py.File(self.path, "r+", locking=False, rdcc_nbytes=0) as f:
             f["pred"][a:b] = pred
             f["prob"][a:b] = prob
             f["topk_class"][a:b] = topk_class
@@ -181,6 +184,9 @@ class TableWriter:
                 for name in self.fields:
                     f[f"{FIELDS}/{name}"][a:b] = values[name]
             f.flush()
+            # The rows on the disk before the counter says so: a full disk (or a file system
+            # that allocates at writeback) fails here, never after ``committed`` moved.
+            os.fsync(f.id.get_vfd_handle())
             f.attrs["committed"] = np.int64(b)
             if b == self.rows:
                 f.attrs["complete"] = np.int64(1)
