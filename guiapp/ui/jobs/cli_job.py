@@ -122,6 +122,8 @@ class CliJob(QObject):
         self.stderr = ""
         self.last_event: dict[str, Any] = {}
         self.started_event: dict[str, Any] = {}
+        #: An experiment's trials and the one running (its progress is the experiment's).
+        self.trials, self.trial_index = 0, 0
         self.log: list[str] = []
         self.stop_requested = False
         self._buffer = b""
@@ -150,6 +152,7 @@ class CliJob(QObject):
         self.stop_requested = False
         self.message = self.output = self.stderr = ""
         self.last_event, self.started_event = {}, {}
+        self.trials, self.trial_index = 0, 0
         self.log.append("$ " + " ".join(self.argv()))
         self._buffer = b""
         process = QProcess(self)
@@ -215,6 +218,10 @@ class CliJob(QObject):
         self.last_event = event
         if event["event"] == "started":
             self.started_event = event
+        elif event["event"] == "experiment":
+            self.trials = len(event.get("trials") or [])
+        elif event["event"] == "trial" and isinstance(event.get("index"), int):
+            self.trial_index = int(event["index"])
         line = log_line(self.command, event)
         if line is not None:
             self.log.append(line)
@@ -222,6 +229,9 @@ class CliJob(QObject):
         self.event.emit(event)
         if event["event"] == "batch" and self.command == "train":
             steps = training_progress(self.started_event, event)
+            if steps is not None and self.trials > 1:  # trials take about as long each
+                done, per_trial = steps
+                steps = self.trial_index * per_trial + done, self.trials * per_trial
             if steps is not None:
                 rate, batch = event.get("rows_per_s"), self.started_event.get("global_batch")
                 eta = event.get("eta_s")  # of this epoch; the run's from the step rate:
