@@ -138,7 +138,6 @@ def register(sub: Any) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     spec = build_spec(args)
     problems = spec.check()
