@@ -45,6 +45,22 @@ def guiapp(
     )
 
 
+def killed_predict(args: list[str], out: Path, done: int = 64) -> None:
+    """Run ``guiapp predict ARGS --out OUT`` and SIGKILL it once ``done`` rows are predicted."""
+    import json
+    import signal
+
+    cmd = [sys.executable, "-m", "guiapp", "predict", *args, "--out", str(out), "--events", "-"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=ENV)
+    assert proc.stdout
+    for line in proc.stdout:
+        e = json.loads(line)
+        if e["event"] == "progress" and e.get("phase") == "predict" and e["done"] >= done:
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+    proc.wait(60)
+
+
 def generated(path: Path, generator: str, n: int, *extra: Any) -> Path:
     """PATH made by `guiapp generate` (seed 3 unless EXTRA says otherwise); fails the test if not."""
     r = guiapp("generate", path, "--generator", generator, "--n", n, "--seed", 3, *extra)

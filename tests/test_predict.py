@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +10,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from conftest import ENV, guiapp
+from conftest import ENV, guiapp, killed_predict
 
 from guiapp.core.predict import PredictionTable, cell_rows, confusion_from_table
 from guiapp.core.store import Dataset
@@ -108,14 +106,7 @@ def test_killed_or_stopped_predict_resumes_to_the_identical_file(tmp_path: Path,
     assert ref.returncode == 0, ref.stderr[-2000:]
     out = tmp_path / "killed.h5"
     cmd = [sys.executable, "-m", "guiapp", "predict", *args, "--out", str(out), "--events", "-"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=ENV)
-    assert proc.stdout
-    for line in proc.stdout:
-        e = json.loads(line)
-        if e["event"] == "progress" and e.get("phase") == "predict" and e["done"] >= 64:
-            os.kill(proc.pid, signal.SIGKILL)
-            break
-    proc.wait(60)
+    killed_predict(args, out)
     committed = PredictionTable(out).committed
     assert 64 <= committed < 1500 and committed % 16 == 0
     r = guiapp("predict", *args, "--out", out, "--events", "-")

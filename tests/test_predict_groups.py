@@ -6,16 +6,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
-from conftest import ENV, guiapp
+from conftest import guiapp, killed_predict
 
 from guiapp.core.predict import PredictionTable
 from guiapp.core.store import Dataset, DatasetWriter
@@ -161,15 +157,7 @@ def test_killed_predict_resumes_to_the_identical_file_fields_included(tmp_path: 
     args = ["--model", str(run), "--data", str(data), "--batch", "16", "--commit-rows", "16"]
     assert guiapp("predict", *args, "--out", tmp_path / "ref.h5").returncode == 0
     out = tmp_path / "killed.h5"
-    cmd = [sys.executable, "-m", "guiapp", "predict", *args, "--out", str(out), "--events", "-"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=ENV)
-    assert proc.stdout
-    for line in proc.stdout:
-        e = json.loads(line)
-        if e["event"] == "progress" and e.get("phase") == "predict" and e["done"] >= 64:
-            os.kill(proc.pid, signal.SIGKILL)
-            break
-    proc.wait(60)
+    killed_predict(args, out)
     committed = PredictionTable(out).committed
     assert 64 <= committed < PredictionTable(tmp_path / "ref.h5").rows
     r = guiapp("predict", *args, "--out", out, "--events", "-")
