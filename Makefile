@@ -11,7 +11,7 @@ DEMO   := --demo
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test venv lint clean
+.PHONY: run test test-slow venv lint clean
 
 # Re-install whenever pyproject.toml changes (or the TF build is switched).
 $(STAMP): pyproject.toml
@@ -39,6 +39,10 @@ lint: $(STAMP)
 test: lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest --ignore=tests/ui
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest tests/ui
+
+# The full fault sweeps (every kill point, every fault), too long for CI: tests marked `slow`.
+test-slow: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -m slow
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
