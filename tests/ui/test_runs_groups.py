@@ -47,13 +47,16 @@ def test_runs_page_shows_per_row_and_per_group_evaluations(qtbot, tmp_path: Path
     window = open_project(qtbot, tmp_path, "Runs", {"d": data}, [ref])
     window.set_page(4)
     runs = window.page("Runs")
-    qtbot.waitUntil(
-        lambda: runs.confusion.matrix is not None and runs.level.isEnabled(), timeout=10_000
-    )
+    qtbot.waitUntil(lambda: runs.groups_pane.isVisibleTo(runs), timeout=10_000)
+    # both evaluations at once, side by side: per row on the left, per group on the right
     assert int(runs.confusion.matrix.sum()) == report["rows"] == 300
     assert "split by groups: 120 groups" in runs.summary.text()
-    runs.level.setCurrentIndex(1)  # per group
-    assert int(runs.confusion.matrix.sum()) == report["groups"]["groups"] == 30
-    assert "30 groups" in runs.summary.text() and "groups.csv" in runs.summary.text()
-    assert runs.report.rowCount() == 3
-    assert sum(int(runs.report.item(i, 4).text()) for i in range(3)) == 30
+    assert int(runs.group_confusion.matrix.sum()) == report["groups"]["groups"] == 30
+    assert runs.confusion.isVisibleTo(runs) and runs.group_confusion.isVisibleTo(runs)
+    left = runs.confusion.mapTo(runs, runs.confusion.rect().topLeft()).x()
+    right = runs.group_confusion.mapTo(runs, runs.group_confusion.rect().topLeft()).x()
+    assert left + runs.confusion.width() <= right
+    assert "30 groups" in runs.group_summary.text() and "groups.csv" in runs.group_summary.text()
+    assert runs.report.rowCount() == runs.group_report.rowCount() == 3
+    assert sum(int(runs.report.item(i, 4).text().replace(",", "")) for i in range(3)) == 300
+    assert sum(int(runs.group_report.item(i, 4).text()) for i in range(3)) == 30

@@ -28,7 +28,7 @@ from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.dialogs.predict_dialog import PredictDialog
 from guiapp.ui.jobs.cli_job import format_eta, format_rate
 from guiapp.ui.pages.base import SP, Page
-from guiapp.ui.pages.runs.confusion_view import ConfusionView
+from guiapp.ui.pages.runs.evaluation_pane import EvaluationPane
 from guiapp.ui.pages.runs.run_export import RunExport
 from guiapp.ui.pages.runs.run_files import (
     cell_rows,
@@ -101,32 +101,24 @@ class RunsPage(RunsList, RunExport, Page):
         buttons.addWidget(QLabel("Curves"))
         buttons.addWidget(self.metric_combo)
         self.curves = new_plot("validation accuracy", "epoch", digits=6, min_height=160)
-        self.confusion = ConfusionView()
-        self.confusion.cell_clicked.connect(self.open_cell)
-        self.report = table(("Class", "Precision", "Recall", "F1", "Support"))
-        self.summary = QLabel("Select a run to see its evaluation.")
-        self.summary.setWordWrap(True)
-        # A run on a dataset with groups has two evaluations: per row and per group (each
-        # group's majority true class against its mean-probability class).
-        self.level = QComboBox()
-        self.level.addItem("per row", "rows")
-        self.level.addItem("per group", "groups")
-        self.level.setToolTip(
+        # A run on a dataset with groups has two evaluations, shown side by side: per row
+        # and per group (each group's majority true class against its mean-probability class).
+        self.rows_pane = EvaluationPane("Per row")
+        self.groups_pane = EvaluationPane("Per group")
+        self.groups_pane.confusion.setToolTip(
             "Per group: each group (an organism, a source sample) counted once, its class "
             "the highest mean probability over its rows"
         )
-        self.level.currentIndexChanged.connect(lambda _i: self._show_evaluation(self.current()))
-        level_row = QWidget()
-        level_layout = QHBoxLayout(level_row)
-        level_layout.setContentsMargins(0, 0, 0, 0)
-        level_layout.addWidget(QLabel("Confusion matrix and report"))
-        level_layout.addWidget(self.level)
-        level_layout.addStretch(1)
+        self.confusion = self.rows_pane.confusion
+        self.confusion.cell_clicked.connect(self.open_cell)
+        self.report = self.rows_pane.report
+        self.summary = self.rows_pane.summary
+        self.group_confusion = self.groups_pane.confusion
+        self.group_report = self.groups_pane.report
+        self.group_summary = self.groups_pane.summary
+        self.groups_pane.hide()
         evaluation = splitter(
-            Qt.Orientation.Horizontal,
-            column(level_row, self.confusion),
-            column(self.summary, self.report),
-            sizes=(440, 360),
+            Qt.Orientation.Horizontal, self.rows_pane, self.groups_pane, sizes=(450, 450)
         )
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.table)
@@ -135,7 +127,7 @@ class RunsPage(RunsList, RunExport, Page):
         self.curves_legend.setTextFormat(Qt.TextFormat.RichText)
         top.addWidget(column(self.curves_legend, self.curves))
         top.setSizes([520, 380])
-        split = splitter(Qt.Orientation.Vertical, top, evaluation, sizes=(200, 320))
+        split = splitter(Qt.Orientation.Vertical, top, evaluation, sizes=(180, 340))
         self.body.addLayout(buttons)
         self.body.addWidget(split, 1)
         self.loader = BackgroundCalls(threads=1, parent=self, done=self._loaded)
@@ -274,47 +266,39 @@ class RunsPage(RunsList, RunExport, Page):
         self._update_buttons()
 
     def _show_evaluation(self, info: dict[str, Any] | None) -> None:
+        """The run's evaluation per row and, for a run with groups, per group beside it."""
         report = info.get("report", {}) if info else {}
         names = report.get("class_names") or []
         groups = report.get("groups")
-        self.level.setEnabled(isinstance(groups, dict))
-        by_group = isinstance(groups, dict) and self.level.currentData() == "groups"
-        if by_group:
-            assert isinstance(groups, dict)
-            report = {**groups, "split": report.get("split", "val"), "class_names": names}
+        paired = isinstance(groups, dict) and bool(names)
+        self.groups_pane.setVisible(paired)
+        self.rows_pane.title.setVisible(paired)
+        self.rows_pane.set_paired(paired)
+        self.groups_pane.set_paired(paired)
         confusion = report.get("confusion")
         if confusion is None and info:
             confusion = _confusion_csv(Path(info["path"]) / "confusion.csv")
         if not names or confusion is None:
-            self.confusion.set_matrix([], [])
-            self.report.setRowCount(0)
-            self.summary.setText("This run has no evaluation yet." if info else "")
+            self.rows_pane.clear("This run has no evaluation yet." if info else "")
+            self.groups_pane.clear("")
             return
-        self.confusion.set_matrix(confusion, names)
-        classes = report.get("classes", [])
-        self.report.setRowCount(len(classes))
-        for r, c in enumerate(classes):
-            cells = [c.get("name", str(r))]
-            cells += [f"{c.get(k, 0):.3f}" for k in ("precision", "recall", "f1")]
-            cells.append(f"{c.get('support', 0):,}")
-            for col, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                if col:
-                    item.setTextAlignment(
-                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-                    )
-                self.report.setItem(r, col, item)
         assert info is not None
-        what = f"{report.get('groups', 0):,} groups" if by_group else "rows"
-        click = (
-            "Each group is one count; groups.csv in the run folder lists them."
-            if by_group
-            else "Click a cell to browse exactly its samples, most confident first."
-        )
+        self.rows_pane.show_report(report, confusion, names)
+        split = _split_words(split_text(info.get("split")))
         self.summary.setText(
-            f"{report.get('split', 'val')} split, {what}: accuracy "
+            f"{report.get('split', 'val')} split, rows: accuracy "
             f"{report.get('accuracy', 0):.4f}, macro F1 {report.get('macro_f1', 0):.4f}; "
-            f"{_split_words(split_text(info.get('split')))}. {click}"
+            f"{split}. Click a cell to browse exactly its samples, most confident first."
+        )
+        if not paired:
+            self.groups_pane.clear("")
+            return
+        assert isinstance(groups, dict)
+        self.groups_pane.show_report(groups, groups.get("confusion"), names)
+        self.group_summary.setText(
+            f"{report.get('split', 'val')} split, {groups.get('groups', 0):,} groups: accuracy "
+            f"{groups.get('accuracy', 0):.4f}, macro F1 {groups.get('macro_f1', 0):.4f}. "
+            "Each group is one count; groups.csv in the run folder lists them."
         )
 
     # ------------------------------------------------------------------ actions
@@ -326,8 +310,8 @@ class RunsPage(RunsList, RunExport, Page):
         validation rows of the true class and says so in the title.
         """
         info = self.current()
-        if info is None or (self.level.isEnabled() and self.level.currentData() == "groups"):
-            return  # a cell of the per-group matrix counts groups, not rows
+        if info is None:
+            return
         data = info["config"].get("data") or info["dataset"].get("path")
         if not data:
             return
