@@ -47,6 +47,12 @@ def register(sub: Any) -> None:
         "names differ from the model's",
     )
     s.add_argument(
+        "--class-map",
+        metavar="DATA=MODEL,...",
+        help="the dataset's class names the model calls otherwise, e.g. spot=blob,bar=edge: "
+        "labels are compared in the model's classes",
+    )
+    s.add_argument(
         "--aggregate-by",
         metavar="FIELD",
         help="also write PRED.groups.csv: per group (FIELD: group or a kept field) its rows, "
@@ -109,6 +115,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
         min_confidence=args.min_confidence,
         ignore_class_names=args.ignore_class_names,
     )
+    if args.class_map:
+        from ..core.predict.job import parse_class_map
+
+        cfg.class_map = parse_class_map(args.class_map)
     if args.group_field:
         cfg.input["group_field"] = args.group_field
     if args.keep_fields is not None:

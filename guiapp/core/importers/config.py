@@ -73,6 +73,8 @@ class Tally:
     nonfinite_rows: int = 0
     nonfinite_values: int = 0
     nonfinite_at: list[str] = field(default_factory=list)  # where the first ones are
+    #: Rows per provisional label id (``LabelMap.keys``): to name odd labels and their rows.
+    label_rows: list[int] = field(default_factory=list)
 
 
 def storage_dtype(cfg: ImportConfig, source_dtype: np.dtype | None) -> np.dtype:

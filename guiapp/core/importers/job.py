@@ -30,7 +30,7 @@ from ..store.jitsums import gen_stats, use_compiled_sums
 from ..store.stats import GenStats
 from . import resume, staging
 from .config import ImportConfig, Tally, peek_dtype, storage_dtype
-from .labels import LabelMap
+from .labels import LabelMap, count_labels
 from .lineage import JobLineage, check_fields, csv_field_cols
 from .parallel import parse_in_order
 from .parse import Fit, Parsed, Shaper, as_number_array, parse_text_rows
@@ -97,6 +97,7 @@ class ImportJob:
         )
         self.shaper = Shaper(self.fit)
         self.labels = LabelMap(cfg.class_names)
+        self.label_warning: str | None = None
         self.budget = int(cfg.memory_mb * 2**20)
         self.max_bucket_bytes = max(1, self.budget // 4)
         self.tally = Tally()
@@ -301,6 +302,7 @@ class ImportJob:
                 else:
                     self.scatter.add(x, ids)
             t.rows += len(x)
+            count_labels(t.label_rows, ids)
         self._progress("read", self.meter, bytes_done)
 
     def _finite(
@@ -542,6 +544,7 @@ class ImportJob:
             "params": cfg.params(),
             "seed": cfg.seed,
             "versions": versions(),
+            **({"label_warning": self.label_warning} if self.label_warning else {}),
             "rows_read": t.rows_read,
             "rows": t.rows,
             "skipped_rows": t.skipped,
@@ -564,6 +567,9 @@ class ImportJob:
         use_compiled_sums()  # the shard statistics too (this job has paid numba's start)
         assert self.scatter is not None and self.stats is not None
         class_names, remap = self.labels.finish()
+        self.label_warning = self.labels.mixed(t.label_rows)
+        if self.label_warning and saved is None:
+            self.sink.emit("log", level="warning", message=self.label_warning)
         scatter = self.scatter
         meter = RateMeter(t.rows)
         staged = self.stage / Path(cfg.out).name

@@ -24,6 +24,16 @@ MAX_CLASSES = 65536
 _MONGO_NUMBERS = ("$numberInt", "$numberLong", "$numberDouble", "$numberDecimal")
 
 
+def count_labels(rows: list[int], ids: np.ndarray) -> None:
+    """Add a chunk's provisional label ``ids`` to ``rows`` (rows per id, grown as needed)."""
+    if not len(ids):
+        return
+    counts = np.bincount(ids, minlength=len(rows)).tolist()
+    rows.extend([0] * (len(counts) - len(rows)))
+    for i, c in enumerate(counts):
+        rows[i] += c
+
+
 def _int_like(s: str) -> int | None:
     t = s.strip()
     if t.isascii() and t.isdigit():
@@ -240,6 +250,30 @@ class LabelMap:
             else:
                 out[i] = hit
         return out, errors
+
+    def mixed(self, rows: Sequence[int]) -> str | None:
+        """A warning when the labels mix whole numbers with other text (one ``"1.0"`` among
+        0..11 makes every label a name, sorted as text: label 10 becomes class 2), naming
+        the fewer kind's values and the rows that hold them (``rows``: rows per key)."""
+        if self.fixed is not None or not self.keys:
+            return None
+        ints = [k for k in self.keys if isinstance(k, int) or _int_like(k) is not None]
+        if not ints or len(ints) == len(self.keys):
+            return None
+        count = {k: rows[i] if i < len(rows) else 0 for i, k in enumerate(self.keys)}
+        texts = [k for k in self.keys if k not in ints]
+        n_int = sum(count[k] for k in ints)
+        n_text = sum(count[k] for k in texts)
+        odd, odd_rows, other = (texts, n_text, "whole numbers") if n_text <= n_int else (
+            ints, n_int, "names")  # fmt: skip
+        shown = ", ".join(f"{str(k)!r} ({count[k]:,} row{'s' if count[k] != 1 else ''})"
+                          for k in sorted(odd, key=str)[:5])  # fmt: skip
+        more = f" and {len(odd) - 5} more" if len(odd) > 5 else ""
+        total = f", {odd_rows:,} rows in all" if len(odd) > 1 else ""
+        return (
+            f"the labels mix {other} with other values: {shown}{more}{total}; every label is taken as a name and the classes are sorted as text "
+            f"({', '.join(self.finish()[0][:6])}, ...). Fix those rows, or give --class-names"
+        )
 
     def finish(self) -> tuple[list[str], np.ndarray]:
         """Class names and the provisional-id -> class-index lookup table."""

@@ -99,8 +99,10 @@ def predict_into(
     cancel: CancelToken | None = None,
     on_commit: Callable[[int], None] | None = None,
     commit_rows: int = COMMIT_ROWS,
+    label_map: np.ndarray | None = None,
 ) -> bool:
     """Predict from the table's committed rows on; True when the table is complete.
+    ``label_map`` renumbers the dataset's labels into the model's classes.
 
     A commit holds whole batches (``committed`` stays a multiple of the batch size until the
     last one), so a resumed job starts at batch ``committed // batch`` and writes the very
@@ -129,7 +131,7 @@ def predict_into(
             prob=top_p[:, 0],
             topk_class=top_c,
             topk_prob=top_p,
-            label=y.astype(np.int32),
+            label=(y.astype(np.int32) if label_map is None else label_map[y]),
             probs=probs,
         )
         parts, pending, last = [], 0, time.monotonic()

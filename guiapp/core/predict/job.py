@@ -55,6 +55,9 @@ class PredictConfig:
     min_confidence: float = 0.0
     #: Compare labels with predictions by class index although the names differ.
     ignore_class_names: bool = False
+    #: The dataset's class names that differ from the model's, each mapped to a model class
+    #: (``{"spot": "blob"}``); labels are then compared in the model's numbering.
+    class_map: dict[str, str] = field(default_factory=dict)
 
     def check(self) -> None:
         if self.top_k < 1:
@@ -113,20 +116,81 @@ def _check_field(field: str, names: list[str], data: str) -> None:
     raise OptionError("aggregate-by", field, f"{data} has no such field", fix)
 
 
-def check_class_names(cfg: PredictConfig, source: ModelSource, ds: Dataset) -> None:
+def check_class_names(cfg: PredictConfig, source: ModelSource, ds: Dataset) -> tuple[int, ...]:
     """A dataset whose classes are named otherwise than the model's is refused: its labels
     would be compared with the predictions by index ("ring" as class 3 of one, 4 of the
-    other) and the accuracy would mean nothing."""
+    other) and the accuracy would mean nothing. With ``class_map`` (or where the names are
+    the same classes in another order) returns the model's index of each dataset class."""
     model = list(source.class_names)
-    if not model or cfg.ignore_class_names or model == list(ds.class_names):
-        return
-    if len(model) != ds.num_classes and not set(model) & set(ds.class_names):
-        return  # another task altogether: its labels are not compared (has_labels is off)
+    data = list(ds.class_names)
+    if cfg.class_map:
+        if cfg.ignore_class_names:
+            raise UserError("--class-map and --ignore-class-names: give one of them")
+        if not model:
+            raise UserError(f"--class-map: the model {source.path} has no class names to map to")
+        return label_map(cfg.class_map, data, model, str(ds.path))
+    if not model or cfg.ignore_class_names or model == data:
+        return ()
+    if len(model) != ds.num_classes and not set(model) & set(data):
+        return ()  # another task altogether: its labels are not compared (has_labels is off)
+    if sorted(model) == sorted(data):
+        return tuple(model.index(name) for name in data)  # the same classes, other numbering
     raise UserError(
-        f"{ds.path}: its classes ({', '.join(ds.class_names[:6])}) are not the model's "
-        f"({', '.join(model[:6])}); labels would be compared by index. Predict a dataset "
-        "with the model's classes, or pass --ignore-class-names to compare by index anyway"
+        f"{ds.path}: its classes ({', '.join(data[:6])}) are not the model's "
+        f"({', '.join(model[:6])}); labels would be compared by index. Map them with "
+        "--class-map DATA=MODEL,... (e.g. spot=blob), or pass --ignore-class-names to "
+        "compare by index anyway"
     )
+
+
+def label_map(
+    class_map: dict[str, str], data: list[str], model: list[str], where: str
+) -> tuple[int, ...]:
+    """The model's class index of each of ``data``'s classes: its own name where the model
+    has it, else what ``class_map`` maps it to."""
+    for name, target in class_map.items():
+        if name not in data:
+            raise OptionError(
+                "class-map", f"{name}={target}", f"{where} has no class {name!r}",
+                "map the data's classes: " + ", ".join(data[:8]),
+            )  # fmt: skip
+        if target not in model:
+            raise OptionError(
+                "class-map", f"{name}={target}", f"the model has no class {target!r}",
+                "map to one of " + ", ".join(model[:8]),
+            )  # fmt: skip
+    out = []
+    unmapped = []
+    for name in data:
+        target = class_map.get(name, name)
+        if target in model:
+            out.append(model.index(target))
+        else:
+            unmapped.append(name)
+    if unmapped:
+        raise OptionError(
+            "class-map", ",".join(f"{k}={v}" for k, v in class_map.items()),
+            f"leaves the data's {', '.join(unmapped[:6])} without a model class",
+            "map every class the model does not have, e.g. " + f"{unmapped[0]}={model[0]}",
+        )  # fmt: skip
+    return tuple(out)
+
+
+def parse_class_map(text: str) -> dict[str, str]:
+    """``"spot=blob, bar=edge"`` -> ``{"spot": "blob", "bar": "edge"}``."""
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        name, eq, target = part.partition("=")
+        if not eq or not name.strip() or not target.strip():
+            raise OptionError(
+                "class-map", text, f"{part.strip()!r} is not DATA=MODEL", "e.g. spot=blob,bar=edge"
+            )
+        if name.strip() in out:
+            raise OptionError("class-map", text, f"{name.strip()!r} is mapped twice", "map it once")
+        out[name.strip()] = target.strip()
+    return out
 
 
 def check_split_rows(rows: np.ndarray, cfg: PredictConfig, ds: Dataset) -> None:
@@ -219,8 +283,9 @@ def run_predict(
     plan = split_plan(ds, source, cfg.split, cfg.batch * devices.replicas)
     rows = plan_rows(plan)
     check_split_rows(rows, cfg, ds)
-    if is_dataset(Path(cfg.data)):
-        check_class_names(cfg, source, ds)
+    mapping = check_class_names(cfg, source, ds) if is_dataset(Path(cfg.data)) else ()
+    if mapping == tuple(range(len(mapping))):
+        mapping = ()
     if out.suffix.lower() == ".csv" and len(rows) > MAX_CSV_ROWS:
         raise UserError(
             f"--out {out}: {len(rows):,} rows is too many for CSV (at most {MAX_CSV_ROWS:,}); write PRED.h5"
@@ -230,7 +295,7 @@ def run_predict(
         num_classes=k_classes,
         top_k=top_k,
         class_names=tuple(names),
-        has_labels=ds.num_classes == k_classes,
+        has_labels=ds.num_classes == k_classes or bool(mapping),
         with_probs=cfg.probs,
         model_hash=source.hash,
         model_path=str(source.path.resolve()),
@@ -239,6 +304,7 @@ def run_predict(
         split=cfg.split,
         batch=plan.batch_size,
         fields=fields.spec(),
+        label_map=mapping,
     )
     path = table_path(out)
     resumed = _create_or_resume(path, spec, rows, cfg.overwrite)
@@ -276,6 +342,7 @@ def run_predict(
             cancel=cancel,
             on_commit=progress,
             commit_rows=cfg.commit_rows,
+            label_map=np.asarray(mapping, np.int32) if mapping else None,
         )
     finally:
         pipe.close()

@@ -79,12 +79,17 @@ class TableSpec:
     batch: int
     #: The per-row fields, ``(name, dtype)`` with dtype ``int64`` or ``S<w>``.
     fields: tuple[tuple[str, str], ...] = ()
+    #: ``--class-map``: the model's class index of each of the dataset's classes (labels are
+    #: written in the model's numbering); empty when the names agree.
+    label_map: tuple[int, ...] = ()
 
     def identity(self) -> dict[str, Any]:
         """What must match for a file to be resumed (paths may move, hashes may not)."""
         out = {name: getattr(self, name) for name in _IDENTITY}
         if self.fields:  # a table without fields keeps the identity it always had
             out["fields"] = [[name, dtype] for name, dtype in self.fields]
+        if self.label_map:
+            out["label_map"] = list(self.label_map)
         return out
 
 
