@@ -148,11 +148,14 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         runs.select_run(path)  # type: ignore[attr-defined]
         self.set_page(self.pages.index(runs))
 
-    def show_samples(self, rows: object, title: str, dataset: str, predictions: str = "") -> None:
+    def show_samples(
+        self, rows: object, title: str, dataset: str, predictions: str = "", flt: object = None
+    ) -> None:
         """Open dataset rows (e.g. one confusion cell's samples) in the Browser page, with
-        the predictions file whose rows they are on their thumbnails."""
+        the predictions file whose rows they are on their thumbnails; ``flt``: the
+        prediction filter they are, which the Browser's controls then show."""
         browser = self.page("Browser")
-        browser.show_indices(rows, title, dataset=dataset, predictions=predictions)  # type: ignore[attr-defined]
+        browser.show_indices(rows, title, dataset=dataset, predictions=predictions, flt=flt)  # type: ignore[attr-defined]
         self.set_page(self.pages.index(browser))
 
     def current_page(self) -> Page:

@@ -106,10 +106,19 @@ def test_runs_page_shows_runs_and_opens_a_cell_in_the_browser(
     shown = [browser.grid.selection.row(i) for i in range(len(browser.grid.selection))]
     assert len(shown) == CONFUSION[2][1] == int(runs.confusion.matrix[2, 1])
     assert np.array_equal(shown, expected)
-    # each thumbnail says true -> predicted and the probability, in the wrong-colour badge
+    # the controls show the filter of the rows shown (issue 34.5): the cell's true class in
+    # the Class box, true and predicted in the prediction filters
+    assert browser.class_combo.currentText().startswith("2: class2")
+    assert browser.predictions.true_combo.currentText() == "2: class2"
+    assert browser.predictions.pred_combo.currentText() == "1: class1"
+    # each thumbnail names both classes, the predicted one's probability beside it
     browser.predictions.prefetch(np.asarray(shown))
     caption, colour = browser.predictions.annotate(shown[0])
-    assert caption == f"{prob[cell].max():.2f} class2→class1" and colour.red() > 200
+    assert caption == f"class2 → class1 {prob[cell].max():.2f}" and colour.red() > 200
+    # the user's own pick of a class: the prediction filters say "any" again
+    browser.class_combo.setCurrentIndex(1)
+    assert browser.predictions.pred_combo.currentText() == "any"
+    assert browser.predictions.true_combo.currentText() == "any"
 
 
 def test_training_page_reattaches_to_a_run_that_is_still_writing(

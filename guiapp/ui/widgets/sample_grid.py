@@ -214,6 +214,8 @@ class SampleGridView(QAbstractScrollArea):
             if note is not None:
                 painter.fillRect(QRect(target.left(), target.top(), target.width(), 4), note[1])
             painter.setPen(pal.text().color())
+            # an overlay's note ("true → predicted 0.94") keeps both ends when elided
+            elide = Qt.TextElideMode.ElideMiddle if note else Qt.TextElideMode.ElideRight
             for n, line in enumerate(self.caption(row)):
                 text_rect = QRect(
                     x + PAD, target.bottom() + 1 + n * CAPTION_H, self.thumb.width(), CAPTION_H
@@ -221,9 +223,7 @@ class SampleGridView(QAbstractScrollArea):
                 painter.drawText(
                     text_rect,
                     Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignVCenter,
-                    painter.fontMetrics().elidedText(
-                        line, Qt.TextElideMode.ElideRight, text_rect.width()
-                    ),
+                    painter.fontMetrics().elidedText(line, elide, text_rect.width()),
                 )
             if cell == self.current:
                 painter.setPen(pal.highlight().color())

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from guiapp.core.predict import PredictionFilter
 from guiapp.core.project import Project
 from guiapp.core.store.columns import group_rows, row_lineage
 from guiapp.ui.background import BackgroundCalls
@@ -56,7 +57,7 @@ class BrowserPage(Page):
         self.path = ""
         self._project: Project | None = None
         self._scan_id = -1
-        self._pending_indices: tuple[np.ndarray, str] | None = None
+        self._pending_indices: tuple[np.ndarray, str, PredictionFilter | None] | None = None
         self._header_pending = False
 
         self.dataset_combo = QComboBox()
@@ -194,10 +195,11 @@ class BrowserPage(Page):
         QTimer.singleShot(STATS_AFTER_MS, self._show_header)
         self.stats_calls.submit(self.path, sample_statistics, self.path, len(meta["class_names"]))
         if self._pending_indices is not None:
-            indices, title = self._pending_indices
+            indices, title, flt = self._pending_indices
             self._pending_indices = None
-            self.show_indices(indices, title)
+            self.show_indices(indices, title, flt=flt)
         else:
+            self._show_filter(None)
             self._show(SampleSelection(meta["rows"]))
 
     def _scale(self) -> ColorScale:
@@ -224,7 +226,18 @@ class BrowserPage(Page):
     def _class_picked(self, index: int) -> None:
         if self.meta is None:
             return
+        self.predictions.show_filter(PredictionFilter())  # the class alone filters now
         self.set_class_filter(self.class_combo.itemData(index))
+
+    def _show_filter(self, flt: PredictionFilter | None) -> None:
+        """The Class box and the prediction filters show the filter of the rows shown
+        (a confusion cell: its true class, true and predicted; other lists: all)."""
+        flt = flt or PredictionFilter()
+        self.class_combo.blockSignals(True)
+        at = self.class_combo.findData(flt.true_class if flt.true_class >= 0 else ALL_CLASSES)
+        self.class_combo.setCurrentIndex(max(at, 0))
+        self.class_combo.blockSignals(False)
+        self.predictions.show_filter(flt)
 
     def set_class_filter(self, cls: int) -> None:
         """Show only class ``cls`` (``-1``: all); labels are scanned in chunks on a worker."""
@@ -270,16 +283,22 @@ class BrowserPage(Page):
         self.grid.scroll_to_cell(cell)
 
     def show_indices(
-        self, indices: Any, title: str, dataset: str | None = None, predictions: str = ""
+        self,
+        indices: Any,
+        title: str,
+        dataset: str | None = None,
+        predictions: str = "",
+        flt: PredictionFilter | None = None,
     ) -> None:
         """Show just these dataset rows (e.g. a run's misclassified samples) under ``title``,
-        with the predictions of the file ``predictions`` on their thumbnails."""
+        with the predictions of the file ``predictions`` on their thumbnails; ``flt``: the
+        prediction filter they are (a confusion cell's), which the controls then show."""
         if predictions:
             self.predictions.set_predictions(predictions)
         rows = np.asarray(list(indices) if not isinstance(indices, np.ndarray) else indices)
         rows = rows.astype(np.int64)
         if dataset is not None and str(Path(dataset)) != self.path:
-            self._pending_indices = (rows, title)
+            self._pending_indices = (rows, title, flt)
             at = self.dataset_combo.findData(str(Path(dataset)))
             if at >= 0:
                 self.dataset_combo.setCurrentIndex(at)
@@ -287,11 +306,12 @@ class BrowserPage(Page):
                 self.open_dataset(dataset)
             return
         if self.meta is None:
-            self._pending_indices = (rows, title)
+            self._pending_indices = (rows, title, flt)
             return
         self.loader.stop_scan()
         self._scan_id = -1
         rows = rows[(rows >= 0) & (rows < self.meta["rows"])]
+        self._show_filter(flt)
         self._show(SampleSelection(self.meta["rows"], rows, title))
 
     # ------------------------------------------------------------------ detail and stats
@@ -301,7 +321,7 @@ class BrowserPage(Page):
 
     def _predictions_filtered(self, key: object, result: object) -> None:
         if isinstance(key, tuple) and key[0] == "predictions" and isinstance(result, tuple):
-            self.show_indices(result[0], self.predictions.describe(key[1]))
+            self.show_indices(result[0], self.predictions.describe(key[1]), flt=key[1])
 
     def _current_changed(self, _cell: int, row: int) -> None:
         """A sample picked: "Go to row" shows its row (without jumping again)."""

@@ -138,6 +138,15 @@ class PredictionOverlay(QWidget):
             max_prob=self.max_prob.value(),
         )
 
+    def show_filter(self, flt: PredictionFilter) -> None:
+        """Set the controls to ``flt``: the filter of the rows the grid shows."""
+        for combo, value in ((self.true_combo, flt.true_class), (self.pred_combo, flt.pred_class)):
+            at = combo.findData(value)
+            combo.setCurrentIndex(at if at >= 0 else 0)
+        self.correct_combo.setCurrentIndex({None: 0, False: 1, True: 2}[flt.correct])
+        self.min_prob.setValue(flt.min_prob)
+        self.max_prob.setValue(flt.max_prob)
+
     def describe(self, flt: PredictionFilter) -> str:
         """The title of a filtered view: "true ring, predicted blob, misclassified, p 0.5-1"."""
         parts = []
@@ -184,16 +193,17 @@ class PredictionOverlay(QWidget):
         return self.names[c] if 0 <= c < len(self.names) else str(c)
 
     def annotate(self, row: int) -> tuple[str, QColor] | None:
-        """``("p true→pred", colour)`` for the grid (the probability first: a narrow
-        caption elides the names, never the number), or None without a prediction."""
+        """``("true → predicted p", colour)`` for the grid: both classes by name and the
+        probability of the predicted one beside it (the grid elides a narrow caption in
+        the middle, so the true class and the number stay), or None without a prediction."""
         hit = self._cache.get(row)
         if hit is None or hit[1] < 0:
             return None
         label, pred, prob, _c, _p = hit
         if label < 0:
-            return f"{prob:.2f} →{self._name(pred)}", UNKNOWN
+            return f"→ {self._name(pred)} {prob:.2f}", UNKNOWN
         colour = CORRECT if label == pred else WRONG
-        return f"{prob:.2f} {self._name(label)}→{self._name(pred)}", colour
+        return f"{self._name(label)} → {self._name(pred)} {prob:.2f}", colour
 
     def show_detail(self, row: int) -> None:
         """The top-k probabilities of ``row`` under the detail pane."""

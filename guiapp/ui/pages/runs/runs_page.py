@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from guiapp.core.predict import PredictionFilter
 from guiapp.core.project import Project
 from guiapp.core.train.evaluate import split_text
 from guiapp.ui.background import BackgroundCalls
@@ -64,8 +65,9 @@ class RunsPage(RunsList, RunExport, Page):
     )
     icon = SP.SP_FileDialogListView
     COLUMNS = ("Run", "Status", "Dataset", "Model", "Best val acc", "Duration", "Rows/s")
-    #: rows, title, dataset path, predictions file: the window shows them in the Browser
-    show_samples = Signal(object, str, str, str)
+    #: rows, title, dataset path, predictions file, the ``PredictionFilter`` they are (or
+    #: None): the window shows them in the Browser, its controls set to that filter
+    show_samples = Signal(object, str, str, str, object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -322,17 +324,18 @@ class RunsPage(RunsList, RunExport, Page):
             title = f"true {names[true_class]}, predicted {names[predicted]}"
             title += ", most confident first" if true_class != predicted else ""
             self.summary.setText(f"Listing {title}…")
-            key = (title, data, str(predictions))
+            key = (title, data, str(predictions), PredictionFilter(true_class, predicted))
             self.samples.submit(key, cell_rows, predictions, true_class, predicted)
             return
         title = f"validation rows of true class {names[true_class]} (no predictions.h5)"
         self.summary.setText(f"Listing {title}…")
-        self.samples.submit((title, data, ""), class_rows, data, info["config"], true_class)
+        key = (title, data, "", PredictionFilter(true_class))
+        self.samples.submit(key, class_rows, data, info["config"], true_class)
 
     def _rows_found(self, key: object, rows: object) -> None:
-        title, data, predictions = key  # type: ignore[misc]
+        title, data, predictions, flt = key  # type: ignore[misc]
         self.summary.setText(f"{len(rows):,} rows ({title}) shown in the Browser.")  # type: ignore[arg-type]
-        self.show_samples.emit(rows, title, data, predictions)
+        self.show_samples.emit(rows, title, data, predictions, flt)
 
     def open_folder(self) -> None:
         info = self.current()
@@ -344,7 +347,9 @@ class RunsPage(RunsList, RunExport, Page):
         datasets = [(d.name, str(d.path)) for d in self._project.datasets] if self._project else []
         dialog = PredictDialog(info["path"] if info else "", datasets, self)
         dialog.job_ready.connect(self.job_started)
-        dialog.open_in_browser.connect(self.show_samples)
+        dialog.open_in_browser.connect(
+            lambda rows, title, data, where: self.show_samples.emit(rows, title, data, where, None)
+        )
         dialog.show()
         return dialog
 
