@@ -79,6 +79,7 @@ COMMAND_MODULES: dict[str, str] = {
     "train": "train",
     "predict": "predict",
     "export": "export",
+    "labels": "labels",
     "bench": "bench",
     "self-test": "self_test",
 }
