@@ -34,7 +34,8 @@ def test_group_and_kept_fields_from_the_dialog(qtbot, tmp_path: Path) -> None:
     dialog.keep_fields.setText("_id")
     fields = dialog.preview_table.item(0, 5).text()
     assert fields == f"accession=GCF_000000.1, _id={0:024x}"
-    assert "group field 'accession' is missing" in dialog.preview_table.item(4, 4).text()
+    # the job's own words (issue 34.4: the preview runs the import's parser)
+    assert "has no 'accession' field" in dialog.preview_table.item(4, 4).text()
     dialog.on_error.setCurrentText("skip")
     args = dialog.cli_args()
     assert args[args.index("--group-field") + 1] == "accession"

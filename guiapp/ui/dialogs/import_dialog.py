@@ -205,6 +205,11 @@ class ImportDialog(QDialog):
         self.dtype.currentTextChanged.connect(self.update_preview)
         self.preview_rows.valueChanged.connect(self.update_preview)
         self.on_error.currentTextChanged.connect(self.update_preview)
+        # the import's own rules: Length with pad/truncate and the class names change rows
+        self.length.valueChanged.connect(self.update_preview)
+        self.pad.currentTextChanged.connect(self.update_preview)
+        self.truncate.currentTextChanged.connect(self.update_preview)
+        self.class_names.textChanged.connect(self.update_preview)
         self.resize(1000, 560)
 
     # ------------------------------------------------------------------ preview
@@ -242,6 +247,10 @@ class ImportDialog(QDialog):
                 "dtype": "uint16" if dtype == AUTO else dtype,
                 "group_field": self.group_field.text().strip() or None,
                 "keep_fields": self._keep_fields(),
+                "length": self.length.value() or None,
+                "pad": self.pad.currentText(),
+                "truncate": self.truncate.currentText(),
+                "class_names": self._class_names(),
             }
         try:
             rows = preview(fmt, Path(src), limit=self.preview_rows.value(), **fields)
@@ -251,21 +260,30 @@ class ImportDialog(QDialog):
         self.preview_table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             length = "" if row.length is None else str(row.length)
+            length += f" ({row.fitted})" if row.fitted else ""
             cells = (row.where, row.label, row.data, length, row.problem, row.fields)
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
                 self.preview_table.setItem(r, c, item)
-        bad = sum(1 for row in rows if row.problem)
-        text = f"The first {len(rows):,} row(s)"
+        bad = [row for row in rows if row.problem and row.where]
+        fatal = next((row.problem for row in rows if not row.where), "")
+        text = f"The first {sum(1 for row in rows if row.where):,} row(s)"
         if bad:
             policy = (
                 "the import leaves them out (skip) and says how many"
                 if self.on_error.currentText() == "skip"
-                else "the import stops at the first (abort)"
+                else f"the import stops at the first, {bad[0].where} (abort)"
             )
-            text += f": {bad:,} with a problem; {policy}."
-        self.preview_label.setText(text + ("" if bad else ", all parsed."))
+            text += f": {len(bad):,} with a problem; {policy}."
+        else:
+            text += ", all parsed."
+        fitted = sum(1 for row in rows if row.fitted)
+        if fitted:
+            text += f" {fitted:,} padded or truncated to Length."
+        if fatal:
+            text += f" {fatal[0].upper()}{fatal[1:]}."
+        self.preview_label.setText(text)
         return rows
 
     # ------------------------------------------------------------------ values kept
@@ -313,6 +331,10 @@ class ImportDialog(QDialog):
         if self.overwrite.isChecked():
             args.append("--overwrite")
         return args
+
+    def _class_names(self) -> list[str] | None:
+        names = [c.strip() for c in self.class_names.text().split(",") if c.strip()]
+        return names or None
 
     def _keep_fields(self) -> list[str]:
         return [k.strip() for k in self.keep_fields.text().split(",") if k.strip()]

@@ -1,13 +1,17 @@
-"""The first rows of an import source, parsed the way ``guiapp import`` will parse them.
+"""The first rows of an import source, parsed by ``guiapp import``'s own parser and rules.
 
-Text formats go through the importer's own line readers (``JsonlSource``, ``CsvSource``)
-and number parser, so the preview shows the label, the data and any problem exactly as
-the job will see them. Array formats show their shapes (``.npy`` is memory-mapped).
+Text formats: the first lines of the first file go through the job's piece parser
+(``PieceParser``, the exact path) and label map (``LabelMap``) with the dialog's options
+(dtype, Length with pad and truncate, class names, group and kept fields), so the preview
+shows the label, the fitted data and every problem in the job's own words: what the
+import would refuse (``--on-error abort``) or leave out (``skip``), including a line whose
+length differs from the first row's under Length "keep as is". Array formats show their
+shapes (``.npy`` is memory-mapped).
 """
 
 from __future__ import annotations
 
-import itertools
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +19,8 @@ import numpy as np
 
 TEXT_FORMATS = ("jsonl", "csv", "tsv")
 SHOWN_VALUES = 12
+#: the Length column's word for a row the import pads or truncates (``PieceResult.fitted``)
+FITTED = {-1: "padded", 1: "truncated", 2: "empty, padded"}
 
 
 @dataclass
@@ -26,6 +32,8 @@ class PreviewRow:
     problem: str = ""
     #: The row's group and kept fields (``--group-field``, ``--keep-fields``), as text.
     fields: str = ""
+    #: What the import does to its length ("padded", "truncated"), if anything.
+    fitted: str = ""
 
 
 def guess_format(path: Path) -> str | None:
@@ -45,16 +53,6 @@ def guess_format(path: Path) -> str | None:
     return None
 
 
-def _values(value: object, dtype: np.dtype) -> np.ndarray | str:
-    from guiapp.core.importers.parse import as_number_array, parse_text_rows
-
-    if isinstance(value, str):
-        return parse_text_rows([value], dtype)[0]
-    if isinstance(value, list):
-        return as_number_array(value)
-    return f"data is a {type(value).__name__}"
-
-
 def _show(a: np.ndarray) -> str:
     flat = a.reshape(-1)
     head = ", ".join(f"{v:g}" for v in flat[:SHOWN_VALUES].tolist())
@@ -72,32 +70,83 @@ def preview_text(
     limit: int = 20,
     group_field: str | None = None,
     keep_fields: list[str] | None = None,
+    length: int | None = None,
+    pad: str = "post",
+    truncate: str = "pre",
+    class_names: list[str] | None = None,
 ) -> list[PreviewRow]:
-    """Up to ``limit`` rows of the first file of a jsonl/csv/tsv source, with their group
-    and kept fields by the import's own rules (a bad group value is the row's problem)."""
+    """Up to ``limit`` rows of the first file of a jsonl/csv/tsv source as the import
+    parses them; a problem that stops the whole import is a last row without a line."""
+    from guiapp.core.importers.labels import LabelMap
+    from guiapp.core.importers.lineage import check_fields, csv_field_cols
+    from guiapp.core.importers.pieces import BAD_DATA, GOOD, UNUSABLE, ParseSpec, Piece, PieceParser
     from guiapp.core.importers.sources import display_name, open_source
-    from guiapp.core.importers.text import TextSource, open_text_binary
+    from guiapp.core.importers.text import CsvSource, TextSource, open_text_binary
 
+    fields = check_fields(fmt, group_field, keep_fields)
     source = open_source(
-        fmt, src, label_field=label_field, data_field=data_field, delimiter=delimiter
-    )
+        fmt, src, label_field=label_field, data_field=data_field, delimiter=delimiter,
+        fields=fields.names, group=fields.group is not None,
+    )  # fmt: skip
     assert isinstance(source, TextSource)
     path = source.files[0]
     name = display_name(path, source.root)
+    layouts: dict[str, list[int | None]] = {}
+    if isinstance(source, CsvSource):
+        lay = source.file_layout(path)
+        if lay is not None:
+            layouts["0"] = [lay.li, lay.di, lay.header_len, lay.header_line]
+            limit += bool(lay.header_line)  # a header is a line, not a row
+    with tempfile.TemporaryDirectory(prefix="guiapp-preview-") as tmp:
+        head = Path(tmp) / "head"  # the first lines of the file (of a .gz file, unpacked)
+        with open_text_binary(path) as (lines, _raw), open(head, "wb") as out:
+            seen = 0
+            for line in lines:
+                out.write(line)
+                seen += bool(line.strip())
+                if seen >= limit:
+                    break
+        spec = ParseSpec(
+            format=fmt, files=[str(head)], names=[name], label_field=label_field,
+            data_field=data_field, delimiter=getattr(source, "delimiter", ""), dtype=dtype,
+            length=length, pad=pad, truncate=truncate, pad_value=0, sample_shape=None,
+            class_names=class_names, csv_layouts=layouts, fields=fields.names,
+            group=fields.group is not None,
+        )  # fmt: skip
+        if fields.names and isinstance(source, CsvSource):
+            spec.field_cols = {"0": csv_field_cols(source, spec.fields, spec.group).get("0", [])}
+        res = PieceParser(spec, jit=False).parse(Piece(0, 0, 0, head.stat().st_size))
+        raw = head.read_bytes().splitlines()
+    labels = res.labels if isinstance(res.labels, list) else res.labels.tolist()
+    label_problems = dict(LabelMap(class_names).ids(labels)[1]) if labels else {}
     rows: list[PreviewRow] = []
-    with open_text_binary(path) as (lines, _raw):
-        for no, label, value, problem in itertools.islice(source.rows(lines, name), limit):
-            where = f"{name}:{no}"
-            if problem:
-                rows.append(PreviewRow(where, "", "", None, problem))
-                continue
-            parsed = _values(value, np.dtype(dtype))
-            if isinstance(parsed, str):
-                rows.append(PreviewRow(where, str(label), str(value)[:80], None, parsed))
-            else:
-                rows.append(PreviewRow(where, str(label), _show(parsed), int(parsed.size)))
+    li = pi = gi = 0  # the next record's label, problem and sample (PieceResult's order)
+    for r in range(len(res.kind)):
+        no, kind = int(res.line[r]), int(res.kind[r])
+        where = f"{name}:{no}"
+        label = problem = ""
+        if kind != UNUSABLE:  # the job reports a bad label before bad data
+            label, problem = str(labels[li]), label_problems.get(li, "")
+            li += 1
+        if kind in (UNUSABLE, BAD_DATA):
+            problem = problem or res.problems[pi]
+            pi += 1
+        if kind == GOOD:
+            x, fitted = res.x[gi], int(res.fitted[gi])
+            gi += 1
+            row = PreviewRow(
+                where, label, _show(x), int(x.size), problem, "", FITTED.get(fitted, "")
+            )
+            if not problem and x.dtype.kind == "f" and not np.isfinite(x).all():
+                row.problem = "NaN/Inf values (the import stops unless --on-nonfinite skip)"
+        else:
+            text = raw[no - 1].decode("utf-8", "replace") if 0 < no <= len(raw) else ""
+            row = PreviewRow(where, label, text[:80], None, problem)
+        rows.append(row)
+    if res.fatal:
+        rows.append(PreviewRow("", "", "", None, f"the import stops here: {res.fatal}"))
     if group_field or keep_fields:
-        _add_fields(rows, source, path, group_field, keep_fields or [])
+        _add_fields([r for r in rows if r.where], source, path, group_field, keep_fields or [])
     return rows
 
 
@@ -105,7 +154,6 @@ def _add_fields(
     rows: list[PreviewRow], source: object, path: Path, group: str | None, keep: list[str]
 ) -> None:
     """Each previewed row's lineage fields, read from its line by the import's rules."""
-    from guiapp.core.importers.jitfields import MISSING, NULL, OTHER
     from guiapp.core.importers.lineage import csv_field_cols
     from guiapp.core.importers.lineage_piece import exact_values
     from guiapp.core.importers.text import CsvSource, open_text_binary
@@ -127,10 +175,7 @@ def _add_fields(
                 continue
             values = exact_values(line.rstrip(b"\r\n"), names, cols, delimiter)
             shown = []
-            for i, (name, (kind, text)) in enumerate(zip(names, values, strict=True)):
-                if i == 0 and group and (kind in (MISSING, NULL, OTHER) or not text):
-                    what = {MISSING: "missing", NULL: "null"}.get(kind, f"{text[:30]!r}")
-                    row.problem = row.problem or f"group field {name!r} is {what}"
+            for name, (_kind, text) in zip(names, values, strict=True):
                 shown.append(f"{name}={text[:40]}")
             row.fields = ", ".join(shown)
 
