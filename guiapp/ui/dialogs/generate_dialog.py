@@ -3,6 +3,11 @@
 Built-in generators are validated in this process with the core's own ``resolve_config``
 (pure numpy, no TensorFlow), so the form shows the same messages as the CLI. A user
 generator file is code: it is only run by the job, after the user agreed to run it.
+
+Augmentation is a form of the registry's offline ops (:class:`OfflineAugmentForm`, its JSON
+beside it), on its own tab, with a preview of a few samples of a built-in generator,
+augmented in this process by the job's own numpy ops. The dialog's values come back the
+next time it opens (:meth:`GenerateDialog.values`, kept by the Datasets page).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -34,7 +40,10 @@ from guiapp.core.generate import kmer1d, patterns2d
 from guiapp.core.generate.spec import BUILTIN_DEFAULTS
 from guiapp.core.store.format import SAMPLE_DTYPES
 from guiapp.ui.jobs.cli_job import CliJob, format_eta
+from guiapp.ui.widgets.augment_form import PREVIEW_ROWS, OfflineAugmentForm
 from guiapp.ui.widgets.form_fields import FileField, parse_count
+from guiapp.ui.widgets.form_state import form_values, set_form_values
+from guiapp.ui.widgets.layouts import wrapping_label
 from guiapp.ui.widgets.outputs import check_dataset_output, resolve_output
 
 GENERATORS = {"patterns2d": patterns2d.DEFAULTS, "kmer1d": kmer1d.DEFAULTS}
@@ -77,8 +86,8 @@ class GenerateDialog(QDialog):
         self.workers = QSpinBox()
         self.workers.setRange(1, max(1, os.cpu_count() or 1))
         self.workers.setValue(max(1, min(4, (os.cpu_count() or 2) // 2)))
-        self.augment = FileField("Augmentation spec", "JSON files (*.json)")
-        self.augment.edit.setPlaceholderText("optional: SPEC.json")
+        self.augment_form = OfflineAugmentForm()
+        self.augment_form.sample_source = self._preview_source
         self.overwrite = QCheckBox("Replace an existing dataset at this path")
 
         form = QFormLayout()
@@ -91,7 +100,6 @@ class GenerateDialog(QDialog):
         form.addRow("Dtype", self.dtype)
         form.addRow("Seed", self.seed)
         form.addRow("Workers", self.workers)
-        form.addRow("Augmentation", self.augment)
         form.addRow("", self.overwrite)
         self.form = form
 
@@ -118,9 +126,29 @@ class GenerateDialog(QDialog):
         buttons.addWidget(self.start_button)
         buttons.addWidget(cancel)
 
+        self.augment_label = QLabel("")
+        form.addRow("Augmentation", self.augment_label)
+        data_tab = QWidget()
+        data_col = QVBoxLayout(data_tab)
+        data_col.addLayout(form)
+        data_col.addWidget(self.params_box)
+        data_col.addStretch(1)
+        augment_tab = QWidget()
+        augment_col = QVBoxLayout(augment_tab)
+        intro = wrapping_label()
+        intro.setText(
+            "Each generated sample is written Copies times, each copy through these ops "
+            "(in order, each on a random share of the rows: its probability)."
+        )
+        augment_col.addWidget(intro)
+        augment_col.addWidget(self.augment_form)
+        augment_col.addStretch(1)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(data_tab, "Dataset")
+        self.tabs.addTab(augment_tab, "Augmentation")
+
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.params_box)
+        layout.addWidget(self.tabs, 1)
         layout.addWidget(self.plan_label)
         layout.addWidget(self.message)
         layout.addLayout(buttons)
@@ -131,6 +159,7 @@ class GenerateDialog(QDialog):
         for spin in (self.classes, self.seed, self.workers):
             spin.valueChanged.connect(self._changed)
         self.dtype.currentTextChanged.connect(self._changed)
+        self.augment_form.changed.connect(self._changed)
         self._generator_changed(self.generator.currentText())
         self.resize(560, self.sizeHint().height())
 
@@ -229,8 +258,12 @@ class GenerateDialog(QDialog):
         params = self.params()
         if params:
             args += ["--params", json.dumps(params)]
-        if self.augment.path():
-            args += ["--augment", self.augment.path()]
+        problem = self.augment_form.text_problem()
+        if problem:
+            raise ValueError(f"Augmentation: {problem}")
+        augment = self.augment_form.spec()
+        if augment:
+            args += ["--augment", json.dumps(augment)]
         if self.overwrite.isChecked():
             args.append("--overwrite")
         return args
@@ -252,7 +285,7 @@ class GenerateDialog(QDialog):
                     shape=parse_shape(self.shape.text().strip()),
                     dtype=self.dtype.currentText(),
                     params={k: v for k, v in self.params().items() if v is not None},
-                    augment=load_spec(self.augment.path() or None),
+                    augment=load_spec(self.augment_form.spec()),
                 )
         except (ValueError, UserError) as exc:
             self.show_message(str(exc), error=True)
@@ -260,12 +293,99 @@ class GenerateDialog(QDialog):
         self.show_message("")
         return args
 
+    def _show_augment(self) -> None:
+        from guiapp.core.store import parse_shape
+
+        spec = self.augment_form.spec()
+        ops = ", ".join(op["op"] for op in (spec or {}).get("ops", []))
+        self.augment_label.setText(
+            f"{spec['copies']} cop{'y' if spec['copies'] == 1 else 'ies'} of each sample; "
+            f"{ops or 'no ops'} (Augmentation tab)"
+            if spec
+            else "none (Augmentation tab)"
+        )
+        try:
+            shape = parse_shape(self.shape.text().strip())
+        except Exception:  # a shape being typed: the form's message says what is wrong
+            return
+        self.augment_form.fit_to(shape, self.dtype.currentText())
+
+    def _preview_source(self) -> tuple[Any, list[str]]:
+        """A few samples of the chosen built-in generator (a worker thread calls this)."""
+        import numpy as np
+
+        from guiapp.core.generate import resolve_config
+        from guiapp.core.generate.spec import BUILTIN
+        from guiapp.core.store import parse_shape
+
+        name = self.generator.currentText()
+        if name not in BUILTIN:
+            raise ValueError(
+                "the preview draws from a built-in generator; a generator file only runs in "
+                "the job, once you agree to run it"
+            )
+        cfg = resolve_config(
+            name,
+            n=PREVIEW_ROWS,
+            seed=self.seed.value(),
+            classes=self.classes.value(),
+            shape=parse_shape(self.shape.text().strip()),
+            dtype=self.dtype.currentText(),
+            params={k: v for k, v in self.params().items() if v is not None},
+        )
+        x, y = BUILTIN[name].generate(np.random.default_rng(cfg.seed), PREVIEW_ROWS, cfg.params)
+        names = cfg.class_names
+        return x.astype(cfg.dtype), [names[int(c)] for c in y]
+
+    # ------------------------------------------------------------------ values kept
+    def values(self) -> dict[str, Any]:
+        """What the user entered (JSON): :meth:`set_values` puts it back in a new dialog."""
+        out = form_values(self)
+        out.update(
+            output=self.output.path(),
+            user_file=self.user_file.path(),
+            augment=self.augment_form.spec(),
+        )
+        try:
+            out["params"] = self.params()
+        except ValueError:
+            pass
+        return out
+
+    def set_values(self, values: dict[str, Any]) -> None:
+        """Fill the form again from :meth:`values`: the generator first (it sets its own
+        defaults), then the rest; an output that exists by now gets a free name."""
+        gen = values.get("generator")
+        if isinstance(gen, str) and self.generator.findText(gen) >= 0:
+            self.generator.setCurrentText(gen)
+        self.user_file.set_path(str(values.get("user_file", "")))
+        set_form_values(self, {k: v for k, v in values.items() if k != "generator"})
+        params = values.get("params")
+        if isinstance(params, dict):
+            for key, value in params.items():
+                widget = self.param_widgets.get(key)
+                if isinstance(widget, QCheckBox):
+                    widget.setChecked(bool(value))
+                elif isinstance(widget, QDoubleSpinBox) and isinstance(value, (int, float)):
+                    widget.setValue(float(value))
+                elif isinstance(widget, QLineEdit):
+                    widget.setText("" if value is None else str(value))
+        augment = values.get("augment")
+        self.augment_form.set_spec(augment if isinstance(augment, dict) else None)
+        out = str(values.get("output", ""))
+        if out and not Path(out).exists():
+            self.output.set_path(out)
+        elif out and Path(out).parent == self.data_folder:
+            self.output.set_path(self._free_name(Path(out).stem.rsplit("-", 1)[0]))
+        self._changed()
+
     def show_message(self, text: str, error: bool = False) -> None:
         self.message.setText(text)
         self.message.setStyleSheet("color: #c62828;" if error else "")
 
     def _changed(self, *_: object) -> None:
         self.plan = None
+        self._show_augment()
         self.plan_label.setText("Press Plan to see the disk size, shards and time first.")
         self.validate()
 

@@ -115,6 +115,7 @@ class DatasetsPage(DatasetJobs, Page):
         self._project: Project | None = None
         self._filling = False
         self.import_values: dict[str, Any] = {}  # the last import's form, until one succeeds
+        self.generate_values: dict[str, Any] = {}  # the last Generate dialog's form
         # Edit > Undo/Redo: adding, removing, renaming and locating the project's datasets
         self.list_history = ListHistory(self, lambda: self.project.datasets, self._changed)
         self.undo_stack = self.list_history.stack
@@ -302,8 +303,17 @@ class DatasetsPage(DatasetJobs, Page):
         self.import_values = dialog.values()
         job.finished.connect(lambda ok, _msg: ok and self.import_values.clear())
 
+    def _keep_generate_values(self, job: CliJob, dialog: GenerateDialog) -> None:
+        self.generate_values = dialog.values()
+        # once written, its output is taken: the next dialog names a free one
+        job.finished.connect(lambda ok, _msg: ok and self.generate_values.pop("output", None))
+
     def open_generate_dialog(self) -> GenerateDialog:
+        """The Generate dialog, holding what the user entered the last time."""
         dialog = GenerateDialog(self.project.folder / "data", self)
+        if self.generate_values:
+            dialog.set_values(self.generate_values)
+        dialog.job_ready.connect(lambda job, _out: self._keep_generate_values(job, dialog))
         dialog.job_ready.connect(self.start_dataset_job)
         dialog.setModal(True)
         dialog.show()

@@ -7,6 +7,7 @@ so the form and ``guiapp train`` accept exactly the same experiments.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from PySide6.QtWidgets import (
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
     QGroupBox,
+    QLabel,
     QLineEdit,
     QSpinBox,
     QWidget,
@@ -53,8 +55,14 @@ class ExperimentFields(QGroupBox):
             "Stop after this many epochs without a better validation accuracy; keep the best model"
         )
         self.parallel = QCheckBox("one trial per listed device")
+        # what a steps-per-epoch cap does to a data-scaling curve, said before Start
+        self.scaling_info = QLabel("")
+        self.scaling_info.setWordWrap(True)
+        self.scaling_info.setObjectName("scalingInfo")
+        self.scaling_info.setStyleSheet("color: #8a4b00;")
         form = QFormLayout(self)
         form.addRow("Fractions", self.fractions)
+        form.addRow(self.scaling_info)
         form.addRow("Sweep", self.sweep)
         form.addRow("Grid", self.grid)
         form.addRow("Random trials", self.random)
@@ -69,6 +77,13 @@ class ExperimentFields(QGroupBox):
         self.grid.setEnabled(kind == "grid")
         self.random.setEnabled(kind == "random")
         self.space.setEnabled(kind == "random")
+
+    def fraction_list(self) -> list[float]:
+        """The fractions typed so far ([] while empty or not parsing)."""
+        try:
+            return parse_fractions(self.fractions.text()) if self.fractions.text().strip() else []
+        except (UserError, ValueError):
+            return []
 
     def values(self) -> dict[str, Any]:
         """The spec fields these widgets set; a UserError for text that does not parse."""
@@ -92,3 +107,28 @@ class ExperimentFields(QGroupBox):
             out["random"] = self.random.value()
             out["space"] = load_space(self.space.text().strip())
         return out
+
+
+def scaling_note(fractions: list[float], max_steps: int, batch: int, train_rows: int) -> str:
+    """What a steps-per-epoch cap does to a data-scaling experiment ("" when nothing).
+
+    The core scales the cap with each trial's fraction (``ceil(max_steps * fraction)``
+    steps, :meth:`ExperimentSpec.trials`), so the curve scales; but where the cap's rows
+    (``max_steps * batch``) are fewer than the training rows, each trial trains on only a
+    part of its fraction's rows per epoch."""
+    if not fractions or max_steps <= 0 or batch <= 0 or train_rows <= 0:
+        return ""
+    cap = max_steps * batch
+    if cap >= train_rows:
+        return ""
+    parts = []
+    for f in sorted(set(fractions)):
+        steps = max(1, math.ceil(max_steps * f))
+        rows = round(train_rows * f)
+        parts.append(f"{f:g}: {steps:,} steps, {min(steps * batch, rows):,} of its ~{rows:,} rows")
+    return (
+        f"Steps per epoch {max_steps:,} caps an epoch at {cap:,} rows (batch {batch:,}) of "
+        f"~{train_rows:,} training rows; the cap scales with each fraction, so each trial "
+        f"sees part of its rows an epoch ({'; '.join(parts)}). Set Steps per epoch to "
+        '"all" to train every row.'
+    )

@@ -34,6 +34,7 @@ from guiapp.core.store import Dataset
 from guiapp.core.train.config import TrainConfig
 from guiapp.core.train.experiment_spec import ExperimentSpec
 from guiapp.ui.pages.training.experiment_fields import ExperimentFields
+from guiapp.ui.widgets.augment_form import PREVIEW_ROWS, OnlineAugmentForm
 
 DEVICES = ("auto", "cpu", "cpu:2", "gpu", "gpu:0", "gpu:0,1")
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cpu:\d+|gpu|gpu:\d+(,\d+)*)$")
@@ -103,8 +104,11 @@ class TrainingForm(QGroupBox):
             "auto: one GPU if present, else the CPU; gpu: every GPU (MirroredStrategy); "
             "gpu:0,1: those GPUs; cpu:N: N logical CPU devices"
         )
-        self.augment = QLineEdit()
-        self.augment.setPlaceholderText('on the fly, e.g. {"flip_h": true}')
+        # on-the-fly augmentation: a form of the registry's online ops; its JSON text
+        # (``augment``) is what the spec and the project keep
+        self.augment_form = OnlineAugmentForm()
+        self.augment = self.augment_form.text
+        self.augment_form.sample_source = self._preview_samples
         self.class_weights = QCheckBox("balanced class weights")
         self.name = QLineEdit()
         self.name.setPlaceholderText("from the model's name")
@@ -122,7 +126,7 @@ class TrainingForm(QGroupBox):
         form.addRow("Epochs", self.epochs)
         form.addRow("Steps per epoch", self.max_steps)
         form.addRow("Devices", self.devices)
-        form.addRow("Augment", self.augment)
+        form.addRow("Augment", self.augment_form)
         form.addRow("", self.class_weights)
         form.addRow("Run name", self.name)
         self.split.currentIndexChanged.connect(self._split_changed)
@@ -148,6 +152,22 @@ class TrainingForm(QGroupBox):
             at = combo.findData(data) if data is not None else -1
             if at >= 0:
                 combo.setCurrentIndex(at)
+
+    def _preview_samples(self) -> tuple[Any, list[str]]:
+        """A few rows of the chosen dataset, one per class where it can (a worker thread
+        calls this for the augmentation preview)."""
+        import numpy as np
+
+        data = self.dataset.currentData()
+        if data is None:
+            raise ValueError("add a dataset to the project first")
+        with Dataset(str(data)) as ds:
+            n = min(len(ds), 256)
+            x, y = ds.read_range(0, n)
+            names = ds.class_names
+        firsts = [int(np.flatnonzero(y == c)[0]) for c in np.unique(y)][:PREVIEW_ROWS]
+        rows = (firsts + [i for i in range(n) if i not in firsts])[:PREVIEW_ROWS]
+        return x[rows], [names[int(y[i])] if int(y[i]) < len(names) else str(y[i]) for i in rows]
 
     def select_model(self, name: str) -> bool:
         """Pick the project model or template called ``name``."""

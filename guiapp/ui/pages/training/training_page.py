@@ -81,6 +81,11 @@ class TrainingPage(DetachedRuns, Page):
         # Start/Stop/Resume and why Start refused stay at the top, above the scrolling
         # form: a refusal printed under a long form was never seen (issue 34.1).
         self.message = wrapping_label(problem=True)
+        # where Start will write the run, before it starts (issue 35.3)
+        self.where_label = wrapping_label()
+        self.where_label.setObjectName("runWhere")
+        self.where_label.setStyleSheet("color: #555;")
+        self.where_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         left = QWidget()
         column = QVBoxLayout(left)
         column.setContentsMargins(0, 0, 0, 0)
@@ -97,10 +102,27 @@ class TrainingPage(DetachedRuns, Page):
         side.setContentsMargins(0, 0, 0, 0)
         side.addLayout(buttons)
         side.addWidget(self.message)
+        side.addWidget(self.where_label)
         side.addWidget(form_scroll, 1)
         scroll.setFixedWidth(340)
         for signal in (self.form.dataset.currentIndexChanged, self.form.model.currentIndexChanged):
             signal.connect(self._clear_refusal)
+        self._rows_of: dict[str, int] = {}  # dataset path -> rows (its header, read once)
+        f = self.form
+        for signal in (
+            f.dataset.currentIndexChanged,
+            f.model.currentIndexChanged,
+            f.name.textChanged,
+            f.split.currentIndexChanged,
+            f.val.valueChanged,
+            f.test.valueChanged,
+            f.folds.valueChanged,
+            f.batch.valueChanged,
+            f.max_steps.valueChanged,
+            f.devices.currentTextChanged,
+            f.experiment.fractions.textChanged,
+        ):
+            signal.connect(self._show_plan)
 
         self.run_label = QLabel("No run yet.")
         self.run_label.setWordWrap(True)
@@ -187,6 +209,8 @@ class TrainingPage(DetachedRuns, Page):
             self.end_followed("stopped", unfollowed=True)
         self._project = project
         self.form.fill(project)
+        self._rows_of.clear()
+        self._show_plan()
         self.run = None
         if self.is_running():
             self._update_buttons()
@@ -205,6 +229,7 @@ class TrainingPage(DetachedRuns, Page):
         if self._project is None:
             return
         self.form.fill(self.project)
+        self._show_plan()
         self._update_buttons()
 
     # ------------------------------------------------------------------ state
@@ -245,6 +270,49 @@ class TrainingPage(DetachedRuns, Page):
 
     def _clear_refusal(self) -> None:
         self.message.setText("")
+
+    def runs_folder(self) -> Path | None:
+        """The folder Start writes a new run into (None without a project)."""
+        return self._project.folder / "runs" if self._project is not None else None
+
+    def _show_plan(self, *_: object) -> None:
+        """Before Start: where the run will be written, and what a steps cap does to a
+        data-scaling experiment."""
+        folder = self.runs_folder()
+        if folder is None:
+            self.where_label.setText("")
+        else:
+            self.where_label.setText(
+                f"Start writes the run to {folder / self.form.run_name()}-<date-time>"
+            )
+        self.form.experiment.scaling_info.setText(self.scaling_note())
+
+    def scaling_note(self) -> str:
+        """The warning for fractions whose rows a steps-per-epoch cap leaves out."""
+        from guiapp.ui.pages.training.experiment_fields import scaling_note
+
+        f = self.form
+        fractions = f.experiment.fraction_list()
+        data = f.dataset.currentData()
+        if not fractions or not f.max_steps.value() or data is None:
+            return ""
+        rows = self._rows_of.get(str(data))
+        if rows is None:
+            from guiapp.core.store import Dataset
+
+            try:
+                with Dataset(str(data)) as ds:
+                    rows = len(ds)
+            except Exception:  # unreadable: the Datasets page says why
+                return ""
+            self._rows_of[str(data)] = rows
+        held = f.test.value() + (0.0 if f.split.currentIndex() == 1 else f.val.value())
+        train = rows * (1 - held)
+        if f.split.currentIndex() == 1:
+            train *= (f.folds.value() - 1) / f.folds.value()
+        return scaling_note(
+            fractions, f.max_steps.value(), f.batch.value() * _devices(f), int(train)
+        )
 
     def start(self) -> CliJob | None:
         problems = self.form.problems()
@@ -412,3 +480,13 @@ class TrainingPage(DetachedRuns, Page):
                 extra.append(f"input wait {wait:.0%}")
             text = " · ".join([text, *[e for e in extra if e]])
         self.progress_label.setText(text)
+
+
+def _devices(form: TrainingForm) -> int:
+    """How many devices the form's Devices field names (gpu:0,1: 2; cpu:N: N; else 1)."""
+    text = form.devices.currentText().strip()
+    if text.startswith("gpu:"):
+        return len(text[4:].split(","))
+    if text.startswith("cpu:") and text[4:].isdigit():
+        return max(1, int(text[4:]))
+    return 1
