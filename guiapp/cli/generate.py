@@ -13,6 +13,7 @@ from typing import Any
 EPILOG = """examples:
   guiapp generate cells.h5 --n 50000000 --workers 2 --seed 1
   guiapp generate reads.h5 --generator kmer1d --n 1000000 --classes 4
+  guiapp generate g.h5 --generator genomes --params '{"manifest": "genomes.tsv", "k": 12}'
   guiapp generate mine.h5 --generator my_gen.py --shape 32x32 --n 10000 --params '{"a": 1}'
   guiapp generate cells.h5 --n 50000000 --plan          (print disk, shards, time; write nothing)
   guiapp generate cells.h5 --n 50000000 --resume        (finish a stopped or crashed job)"""
@@ -26,8 +27,12 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     s.add_argument("out", help="the dataset's index file OUT.h5 (shards go to OUT.shards/)")
-    s.add_argument("--generator", default="patterns2d", help="patterns2d, kmer1d or FILE.py")
-    s.add_argument("--n", type=int, required=True, help="rows to write (after augmentation)")
+    s.add_argument(
+        "--generator", default="patterns2d", help="patterns2d, kmer1d, genomes or FILE.py"
+    )
+    s.add_argument(
+        "--n", type=int, default=None, help="rows to write (after augmentation; genomes: reads)"
+    )
     s.add_argument("--classes", type=int, default=None, help="number of classes (default 5)")
     s.add_argument("--shape", default=None, help="sample shape, e.g. 25x25 or 126")
     s.add_argument("--dtype", default=None, help="float32 | float16 | uint16 | ...")

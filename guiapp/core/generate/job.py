@@ -26,7 +26,6 @@ from ..errors import DatasetError, UserError, not_enough_space
 from ..events import EventSink, RateMeter
 from ..provenance import versions
 from ..store import remove_dataset, shard_dir
-from ..store.columns import GROUP
 from ..store.format import LABEL_DTYPE, row_nbytes
 from ..store.index import DatasetHeader, IndexFile
 from ..store.lock import DatasetLock
@@ -173,7 +172,7 @@ class GenerationJob:
                 shard_capacity=cfg.shard_rows,
                 provenance=prov,
                 created=str(prov["created"]),
-                columns={GROUP: "int64"} if cfg.groups else {},
+                columns=cfg.columns,
             )
             self._write_index()
             self.sink.emit("started", path=str(path), config=cfg.to_json(), plan=plan.to_json())
@@ -191,6 +190,7 @@ class GenerationJob:
         self.header.statistics = stats
         complete = all(m.content_hash for m in metas)
         self.index = IndexFile(self.path, self.header, slots=len(metas))
+        self.index.group_names = self.cfg.group_table()  # the genomes' names
         self.index.set_all(metas)
         self.index.rewrite(complete=complete)
 

@@ -25,9 +25,12 @@ from ..units import human_bytes
 from . import kmer1d, patterns2d, user
 
 BUILTIN = {"patterns2d": patterns2d, "kmer1d": kmer1d}
+#: The genomes source (``core/genomes``): rows cut from FASTA/FASTQ files, not drawn.
+GENOMES = "genomes"
 BUILTIN_DEFAULTS = {
     "patterns2d": {"shape": (25, 25), "dtype": "float32"},
     "kmer1d": {"shape": (126,), "dtype": "uint16"},
+    GENOMES: {"shape": (126,), "dtype": "uint16"},
 }
 #: Bumped whenever a built-in generator's output for the same config changes.
 ALGORITHM_VERSION = 1
@@ -87,6 +90,23 @@ class GenConfig:
             out["groups"] = True
         return out
 
+    @property
+    def columns(self) -> dict[str, str]:
+        """The rows' columns (``store/columns.py``), name -> dtype text."""
+        if self.generator == GENOMES:
+            from ..genomes.source import columns
+
+            return columns(self.params)
+        return {"group": "int64"} if self.groups else {}
+
+    def group_table(self) -> tuple[np.ndarray, list[str]] | None:
+        """The index's table of group names (genomes: the genomes' names), or None."""
+        if self.generator != GENOMES:
+            return None
+        from ..genomes.source import group_table
+
+        return group_table(self.params)
+
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> GenConfig:
         return cls(
@@ -129,7 +149,7 @@ class GenConfig:
 def resolve_config(
     generator: str,
     *,
-    n: int,
+    n: int | None,
     seed: int = 0,
     classes: int | None = None,
     shape: tuple[int, ...] | None = None,
@@ -142,6 +162,10 @@ def resolve_config(
     """Fill in defaults and check everything that can be checked before running anything."""
     from ..store.format import default_capacity
 
+    if generator == GENOMES:
+        return _genomes_config(
+            n, seed, shape, dtype, params, augment, shard_rows, on_nonfinite, classes
+        )
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise UserError(f"--n {n!r}: give the number of rows to generate (at least 1)")
     check_seed(seed)
@@ -160,7 +184,7 @@ def resolve_config(
     is_file = generator not in BUILTIN
     if is_file and not generator.endswith(".py"):
         raise UserError(
-            f"--generator {generator!r}: unknown; use patterns2d, kmer1d or a FILE.py "
+            f"--generator {generator!r}: unknown; use patterns2d, kmer1d, genomes or a FILE.py "
             "defining generate(rng, n, params)"
         )
     base: dict[str, Any] = BUILTIN_DEFAULTS.get(generator, {"shape": None, "dtype": "float32"})
@@ -223,6 +247,66 @@ def resolve_config(
     )
 
 
+def _genomes_config(
+    n: int | None,
+    seed: int,
+    shape: tuple[int, ...] | None,
+    dtype: str | None,
+    params: dict[str, Any] | None,
+    augment: dict[str, Any] | None,
+    shard_rows: int | None,
+    on_nonfinite: str,
+    classes: int | None,
+) -> GenConfig:
+    """The genomes source: its rows are counted from the manifest's files."""
+    from ..genomes.source import resolve_params
+    from ..store.format import default_capacity
+
+    check_seed(seed)
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise UserError(f"--n {n!r}: give the number of reads (at least 1), or leave it out")
+    if augment is not None:
+        raise OptionError(
+            "augment",
+            "...",
+            "the genomes source writes no augmented copies",
+            "augment k-mer rows while training: guiapp train --augment '{\"reverse\": true}'",
+        )
+    params = dict(params or {})
+    shape = tuple(int(s) for s in (shape or params.pop("shape", None) or (126,)))
+    params.pop("dtype", None)
+    if len(shape) != 1 or shape[0] < 1:
+        raise OptionError("shape", "x".join(map(str, shape)), "k-mer rows are 1-D", "give e.g. 126")
+    p = resolve_params(params, seed, n, shape[0])
+    names = list(p["class_names"])
+    if classes is not None and classes != len(names):
+        raise OptionError(
+            "classes", classes, f"the manifest names {len(names)} classes", "leave --classes out"
+        )
+    vocab = int(p["tokenizer"]["vocab"])
+    dtype = dtype or ("uint16" if vocab <= 65536 else "int32")
+    if np.dtype(dtype).kind not in "iu" or np.iinfo(np.dtype(dtype)).max < vocab - 1:
+        raise OptionError(
+            "dtype", dtype, f"cannot hold tokens up to {vocab - 1}", "use uint16 or int32"
+        )
+    rows = int(p["rows"])
+    cap = shard_rows or default_capacity(shape, np.dtype(dtype))
+    return GenConfig(
+        generator=GENOMES,
+        n=rows,
+        classes=len(names),
+        sample_shape=shape,
+        dtype=dtype,
+        seed=seed,
+        shard_rows=int(min(cap, rows)),
+        params=p,
+        augment=None,
+        class_names=names,
+        on_nonfinite=on_nonfinite,
+        groups=True,
+    )
+
+
 #: A generated row's group: ``(shard << GROUP_SHIFT) + the index of its source sample in
 #: the shard`` (built-in generators and augmented copies), or the user's own group ids.
 GROUP_SHIFT = 32
@@ -255,12 +339,21 @@ class Source:
                 )
             self._fn = user.load(cfg.file)
         self.skipped = 0  # rows with NaN/Inf dropped from the last shard (``skip``)
+        #: The kept fields of the rows ``batch`` made last (the genomes source's).
+        self.kept: dict[str, np.ndarray] = {}
         self.sources = 0  # source samples the last ``batch`` drew
 
     def _generate(
-        self, rng: np.random.Generator, n: int
+        self, rng: np.random.Generator, n: int, first_source: int = 0
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         cfg = self.cfg
+        if cfg.generator == GENOMES:
+            from ..genomes.source import generate_rows
+
+            k, done = first_source >> GROUP_SHIFT, first_source & ((1 << GROUP_SHIFT) - 1)
+            start = k * cfg.shard_rows + done
+            x, y, g, self.kept = generate_rows(cfg.params, cfg.seed, start, n, rng)
+            return x, y, g
         if cfg.generator == "file":
             assert cfg.file is not None
             return user.call(self._fn, cfg.file, rng, n, cfg.params)
@@ -275,7 +368,7 @@ class Source:
         source samples the call drew."""
         copies = self.aug.copies if self.aug is not None else 1
         m = -(-n // copies)
-        x, y, g = self._generate(rng, m)
+        x, y, g = self._generate(rng, m, first_source)
         self.sources = m
         if self.cfg.groups and g is None:
             g = first_source + np.arange(m, dtype=np.int64)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import UserError, disk_error
 from ..store import ShardWriter
-from ..store.columns import GROUP, GROUP_DTYPE
+from ..store.columns import GROUP, column_dtype
 from ..store.format import shard_relpath
 from ..store.lock import DatasetLock
 from ..store.stats import GenStats
@@ -83,7 +83,7 @@ class Worker:
             dtype=cfg.dtype,
             num_classes=cfg.classes,
             dataset_uuid=self.uuid,
-            columns={GROUP: GROUP_DTYPE} if cfg.groups else None,
+            columns={c: column_dtype(t) for c, t in cfg.columns.items()} or None,
         )
         return w, None
 
@@ -100,7 +100,7 @@ class Worker:
         since = 0
         try:
             for x, y, g in source.shard(k, rows, point):
-                w.append(x, y, None if g is None else {GROUP: g})
+                w.append(x, y, None if g is None else {GROUP: g, **source.kept})
                 stats.update(x)
                 since += len(x)
                 stop = self.stopping() and w.written < rows
