@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from guiapp.core.predict import PredictionFilter
 from guiapp.core.project import Project
 from guiapp.core.train.evaluate import split_text
+from guiapp.core.train.experiment_spec import SINGLE_TRIAL
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.dialogs.predict_dialog import PredictDialog
 from guiapp.ui.jobs.cli_job import format_eta, format_rate
@@ -46,6 +47,7 @@ from guiapp.ui.widgets.outputs import (
 from guiapp.ui.widgets.plot_legend import LINE, legend_html
 from guiapp.ui.widgets.plots import new_plot
 from guiapp.ui.widgets.tables import select_table_rows, table
+from guiapp.ui.widgets.trial_segments import trial_slices
 
 COLORS = [(80, 190, 255), (255, 150, 40), (90, 200, 90), (240, 80, 80), (180, 140, 230)]
 #: what the overlay of the selected runs shows: label, the history's epoch column
@@ -241,24 +243,29 @@ class RunsPage(RunsList, RunExport, Page):
         label, key = METRICS[max(0, self.metric_combo.currentIndex())]
         self.curves.setLabel("left", label)
         legend = []
-        for n, path in enumerate(self.selected_paths()):
+        n = 0
+        for path in self.selected_paths():
             info = self.runs.get(path)
             if info is None:
                 continue
             h = info["history"]
-            color = COLORS[n % len(COLORS)]
-            name = Path(path).name
             x = h.epoch_index.view() + 1
-            legend.append((name, color, LINE))
-            self.curves.plot(
-                x,
-                h.epoch[key].view(),
-                pen=pg.mkPen(color, width=2),
-                symbol="o",
-                symbolSize=6,
-                symbolBrush=color,
-                name=name,
-            )
+            # an experiment's trials (folds, fractions): a curve and a legend entry each
+            for trial, at in trial_slices(h):
+                color = COLORS[n % len(COLORS)]
+                n += 1
+                name = Path(path).name
+                name += f" · {trial}" if trial not in (None, SINGLE_TRIAL) else ""
+                legend.append((name, color, LINE))
+                self.curves.plot(
+                    x[at],
+                    h.epoch[key].view()[at],
+                    pen=pg.mkPen(color, width=2),
+                    symbol="o",
+                    symbolSize=6,
+                    symbolBrush=color,
+                    name=name,
+                )
         self.curves_legend.setText(legend_html(legend))
         epochs = max((len(self.runs[p]["history"].epoch_index) for p in self.selected_paths()
                       if p in self.runs), default=1)  # fmt: skip

@@ -23,6 +23,7 @@ from guiapp.core.train.history import RunHistory
 from guiapp.ui.widgets.plot_legend import DOT, LINE, SQUARE, legend_html
 from guiapp.ui.widgets.plots import StagedPaint, new_plot
 from guiapp.ui.widgets.steady_range import SteadyRange
+from guiapp.ui.widgets.trial_segments import TrialMarks
 
 REFRESH_MS = 100
 # on pyqtgraph's black background: a light raw curve, a bright smoothed one
@@ -134,6 +135,8 @@ class TrainingPlots(QWidget):
             item.setDownsampling(auto=True, method="peak")
         plots = (self.loss_plot, self.acc_plot, self.rate_plot, self.wait_plot)
         self.staged = StagedPaint(self, [p.getViewWidget() for p in plots])
+        # an experiment's trials: no line joins two, a labelled dashed line where each starts
+        self.trials = TrialMarks(self.curves, plots, labelled=(self.loss_plot, self.acc_plot))
         self._shown_events = -1
         self._moved = self._pending = False  # a range moved / one waits (see _move_range)
         self._first = "loss"  # whose turn it is to move first
@@ -204,3 +207,4 @@ class TrainingPlots(QWidget):
         for name in keys[start:] + keys[:start]:
             args, options = moves[name]
             self._move_range(name, *args, **options)
+        self.trials.update(h)
