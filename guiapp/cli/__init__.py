@@ -80,6 +80,7 @@ COMMAND_MODULES: dict[str, str] = {
     "predict": "predict",
     "export": "export",
     "labels": "labels",
+    "explain": "explain",
     "bench": "bench",
     "self-test": "self_test",
 }
