@@ -16,6 +16,8 @@ EPILOG = """examples:
   guiapp predict --model runs/kmers --data new.jsonl --out pred.csv      (no import step)
   guiapp predict --model runs/docs --data docs.h5 --out pred.csv --aggregate-by group \
       --min-confidence 0.6        (also pred.groups.csv: one line per group)
+  guiapp predict --model runs/genomes --data new.fasta.gz --out pred.csv --rc-average
+      (tokenised with the run's tokenizer; pred.groups.csv: one call per genome)
 Running the same command again continues a stopped or killed prediction."""
 
 
@@ -31,7 +33,12 @@ def register(sub: Any) -> None:
     )
     s.add_argument("--model", required=True, help="a run folder or a MODEL.keras file")
     s.add_argument("--which", default="best", choices=("best", "last"), help="a run's model")
-    s.add_argument("--data", required=True, help="dataset NAME.h5, or a JSONL/CSV/TSV/npy/npz file")
+    s.add_argument(
+        "--data",
+        required=True,
+        help="dataset NAME.h5, a JSONL/CSV/TSV/npy/npz file, or genomes: FASTA/FASTQ[.gz] "
+        "or a manifest TSV (file, class, group)",
+    )
     s.add_argument("--out", required=True, help="PRED.h5 (any size) or PRED.csv (small results)")
     s.add_argument("--split", default="all", choices=("all", "train", "val", "test"))
     s.add_argument("--top-k", type=int, default=5, help="classes kept per row (default 5)")
@@ -65,6 +72,18 @@ def register(sub: Any) -> None:
         default=0.0,
         help="with --aggregate-by: groups whose class's mean probability is below P are "
         "unclassified (default 0: never)",
+    )
+    s.add_argument(
+        "--rc-average",
+        action="store_true",
+        help="1-D k-mer rows: average each row's probabilities with its reverse's (with "
+        "canonical k-mers, the read's reverse complement)",
+    )
+    s.add_argument(
+        "--genome-params",
+        metavar="JSON",
+        help='genome input: how rows are cut, e.g. \'{"mode": "tiling", "stride": 63}\' '
+        "(the tokenizer is always the run's)",
     )
     g = s.add_argument_group("file input (as for guiapp import)")
     g.add_argument("--format", help="jsonl, csv, tsv, npy or npz (default: from the name)")
@@ -114,7 +133,14 @@ def cmd_predict(args: argparse.Namespace) -> int:
         aggregate_by=args.aggregate_by,
         min_confidence=args.min_confidence,
         ignore_class_names=args.ignore_class_names,
+        rc_average=args.rc_average,
     )
+    if args.genome_params:
+        from ..core.errors import load_json
+
+        cfg.genome_params = load_json(args.genome_params, "--genome-params")
+        if not isinstance(cfg.genome_params, dict):
+            raise UserError('--genome-params: give a JSON object like \'{"mode": "tiling"}\'')
     if args.class_map:
         from ..core.predict.job import parse_class_map
 
@@ -169,6 +195,10 @@ def check_before_tensorflow(cfg: Any) -> None:
 
     if not is_dataset(Path(cfg.data)):
         check_file_fields(cfg)
+        from ..core.predict.genome_input import genome_params, is_genome_input, run_tokenizer
+
+        if is_genome_input(Path(cfg.data), cfg.input.get("format")):
+            genome_params(run_tokenizer(source), cfg.genome_params, False)
         return
     from ..core.predict.job import check_class_names, check_split_rows
     from ..core.predict.source import plan_rows, split_plan
@@ -201,7 +231,8 @@ class HumanProgress:
             )
         elif kind == "finished":
             acc = f", accuracy {e['accuracy']:.4f}" if "accuracy" in e else ""
-            sys.stderr.write(f"predicted {e['rows']:,} rows into {e['out']}{acc}\n")
+            rate = f" ({e['rows_per_s']:,.0f} rows/s)" if e.get("rows_per_s") else ""
+            sys.stderr.write(f"predicted {e['rows']:,} rows into {e['out']}{acc}{rate}\n")
             g = e.get("groups")
             if g:
                 acc = f", accuracy {g['accuracy']:.4f}" if "accuracy" in g else ""

@@ -1,4 +1,6 @@
-"""Cheap on-the-fly augmentation of 2D samples inside the pipeline (flips, rot90, noise).
+"""Cheap on-the-fly augmentation inside the pipeline: flips, rot90, noise of 2D samples;
+``reverse`` of 1-D k-mer rows (with canonical k-mers, a read's reverse complement is its
+tokens in reverse order: strand-aware training).
 
 The registry's ops that run ``"online"``, in the online form ``{"flip_h": true, ...}``
 (its keys are ``registry.ONLINE_KEYS``). Offline augmentation, written into a dataset,
@@ -16,7 +18,9 @@ import numpy as np
 from .registry import ONLINE_KEYS, OP_DEFS, online_param
 
 #: The probability with which each online flip mirrors a sample.
-FLIP_P: dict[str, float] = {key: ONLINE_KEYS[key].fixed["p"] for key in ("flip_h", "flip_v")}
+FLIP_P: dict[str, float] = {
+    key: ONLINE_KEYS[key].fixed["p"] for key in ("flip_h", "flip_v", "reverse")
+}
 
 
 @dataclass(frozen=True)
@@ -25,10 +29,11 @@ class AugmentSpec:
     flip_v: bool = False
     rot90: bool = False  # square samples only
     noise_std: float = 0.0
+    reverse: bool = False  # 1-D rows only
 
     @property
     def active(self) -> bool:
-        return self.flip_h or self.flip_v or self.rot90 or self.noise_std > 0
+        return self.flip_h or self.flip_v or self.rot90 or self.noise_std > 0 or self.reverse
 
     @classmethod
     def from_json(cls, d: dict[str, Any] | None) -> AugmentSpec:
@@ -55,6 +60,8 @@ class AugmentSpec:
         ops = [OP_DEFS[k.op] for key, k in ONLINE_KEYS.items() if getattr(self, key)]
         if len(sample_shape) < 2 and any(op.samples == "2d" for op in ops):
             raise ValueError(f"flips and rot90 need 2D samples; these are {sample_shape}")
+        if len(sample_shape) != 1 and any(op.samples == "1d" for op in ops):
+            raise ValueError(f"reverse needs 1-D rows (k-mer vectors); these are {sample_shape}")
         if any(op.square for op in ops) and sample_shape[0] != sample_shape[1]:
             raise ValueError(
                 f"rot90 needs square samples; these are {sample_shape[0]}x{sample_shape[1]}"
@@ -82,6 +89,9 @@ def augment_numpy(x: np.ndarray, spec: AugmentSpec, rng: np.random.Generator) ->
                 x[m] = np.rot90(x[m], r, axes=(1, 2))
     if spec.noise_std > 0 and x.dtype.kind == "f":
         x += rng.normal(0.0, spec.noise_std, size=x.shape).astype(x.dtype)
+    if spec.reverse:
+        m = rng.random(n) < FLIP_P["reverse"]
+        x[m] = x[m][:, ::-1]
     return x
 
 
@@ -112,4 +122,6 @@ def augment_tf(x: Any, spec: AugmentSpec, seed: Any) -> Any:
             stddev=spec.noise_std,
             dtype=x.dtype,
         )
+    if spec.reverse:
+        x = tf.where(mask(6, FLIP_P["reverse"]), tf.reverse(x, [1]), x)
     return x

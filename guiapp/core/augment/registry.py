@@ -10,7 +10,8 @@ Two JSON forms name these ops, and both are checked against this table:
   and applied by :mod:`.offline`;
 * online, per batch while training (``guiapp train --augment``)::
 
-      {"flip_h": true, "rot90": true, "noise_std": 0.1}
+      {"flip_h": true, "rot90": true, "noise_std": 0.1}     (2-D samples)
+      {"reverse": true}                                    (1-D k-mer rows)
 
   one key per entry of :data:`ONLINE_KEYS`, each naming an op of :data:`OP_DEFS` that runs
   ``"online"``, applied by :mod:`.online`.
@@ -89,7 +90,8 @@ OP_DEFS: dict[str, OpDef] = {
         "1d",
         integer=True,
     ),
-    "reverse": OpDef({"p": _P05}, "1d"),
+    # 1-D rows read backwards: with canonical k-mers, a read's reverse complement.
+    "reverse": OpDef({"p": _P05}, "1d", BOTH),
     "crop_pad": OpDef(
         {
             "min_length": Param(64, "int", 1, 10**9),
@@ -123,6 +125,7 @@ ONLINE_KEYS: dict[str, OnlineKey] = {
     "flip_v": OnlineKey("flip", {"axis": "v", "p": 0.5}),
     "rot90": OnlineKey("rot90"),
     "noise_std": OnlineKey("noise", {"p": 1.0}, value="std"),
+    "reverse": OnlineKey("reverse", {"p": 0.5}),
 }
 
 

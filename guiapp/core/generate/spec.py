@@ -163,7 +163,7 @@ def resolve_config(
     from ..store.format import default_capacity
 
     if generator == GENOMES:
-        return _genomes_config(
+        return genomes_config(
             n, seed, shape, dtype, params, augment, shard_rows, on_nonfinite, classes
         )
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -247,7 +247,7 @@ def resolve_config(
     )
 
 
-def _genomes_config(
+def genomes_config(
     n: int | None,
     seed: int,
     shape: tuple[int, ...] | None,
@@ -257,8 +257,11 @@ def _genomes_config(
     shard_rows: int | None,
     on_nonfinite: str,
     classes: int | None,
+    *,
+    need_class: bool = True,
 ) -> GenConfig:
-    """The genomes source: its rows are counted from the manifest's files."""
+    """The genomes source: its rows are counted from the manifest's files (which name
+    each file's class unless ``need_class`` is False: genomes to predict)."""
     from ..genomes.source import resolve_params
     from ..store.format import default_capacity
 
@@ -277,7 +280,7 @@ def _genomes_config(
     params.pop("dtype", None)
     if len(shape) != 1 or shape[0] < 1:
         raise OptionError("shape", "x".join(map(str, shape)), "k-mer rows are 1-D", "give e.g. 126")
-    p = resolve_params(params, seed, n, shape[0])
+    p = resolve_params(params, seed, n, shape[0], need_class=need_class)
     names = list(p["class_names"])
     if classes is not None and classes != len(names):
         raise OptionError(

@@ -59,6 +59,15 @@ ORDER_TAG = 0x67656E6F
 MAX_NAME = 200  # kept names (file, contig) are cut to this many bytes
 
 
+def dataset_tokenizer(provenance: dict[str, Any], sample_shape: Any) -> dict[str, Any] | None:
+    """The tokenizer a genomes dataset was made with (plus its row ``length``), or None:
+    what a run records (``config.json``: ``dataset.tokenizer``) for ``predict``."""
+    params = provenance.get("params") or {}
+    if provenance.get("generator") != "genomes" or "tokenizer" not in params:
+        return None
+    return {**params["tokenizer"], "length": int(list(sample_shape)[0])}
+
+
 def class_names(params: dict[str, Any]) -> list[str]:
     return list(params["class_names"])
 

@@ -18,13 +18,14 @@ runs where numba is missing. Both give the same tokens.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import UserError
-from ..jit import available, jit
 
 ENCODINGS = ("auto", "exact", "hash")
 #: Base codes: 0..3 ACGT; 4 N or another IUPAC code; 5 past the read's end.
@@ -94,8 +95,7 @@ def check_tokenizer(p: dict[str, Any]) -> Tokenizer:
     return t
 
 
-@jit
-def _tokenize_jit(
+def _tokenize_loops(
     bases: np.ndarray, k: int, canonical: bool, exact: bool, vocab: int, out: np.ndarray
 ) -> None:
     n, width = bases.shape
@@ -140,13 +140,23 @@ def _tokenize_jit(
             out[i, p] = 0
 
 
+@functools.cache
+def _kernel() -> Callable[..., None] | None:
+    """The compiled loops (numba is imported on the first tokenisation, not before), or
+    None where numba is missing or turned off (``core/jit.py``)."""
+    from ..jit import available, jit
+
+    return jit(_tokenize_loops) if available() else None
+
+
 def tokenize(bases: np.ndarray, tok: Tokenizer) -> np.ndarray:
     """``(n, length + k - 1)`` uint8 base codes -> ``(n, length)`` tokens (compiled)."""
-    if not available():
+    kernel = _kernel()
+    if kernel is None:
         return tokenize_numpy(bases, tok)
     bases = np.ascontiguousarray(bases, np.uint8)
-    out = np.empty((len(bases), bases.shape[1] - tok.k + 1), tok.dtype)
-    _tokenize_jit(bases, tok.k, tok.canonical, tok.exact, tok.vocab, out)
+    out = np.empty((len(bases), max(0, bases.shape[1] - tok.k + 1)), tok.dtype)
+    kernel(bases, tok.k, tok.canonical, tok.exact, tok.vocab, out)
     return out
 
 

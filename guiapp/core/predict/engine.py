@@ -44,14 +44,18 @@ def pipeline_for(ds: Dataset, plan: ReadPlan, dtype: Any = None) -> BatchPipelin
     )
 
 
-def make_heads(model: Any, strategy: Any, top_k: int) -> Heads:
-    """The compiled prediction step under ``strategy``; returns numpy arrays in batch order."""
+def make_heads(model: Any, strategy: Any, top_k: int, rc_average: bool = False) -> Heads:
+    """The compiled prediction step under ``strategy``; returns numpy arrays in batch order.
+    ``rc_average``: the mean of the probabilities of each 1-D row and of its reverse (with
+    canonical k-mers, the read's reverse complement: ``predict --rc-average``)."""
     import tensorflow as tf
 
     binary = int(model.outputs[0].shape[-1]) == 1
 
     def heads(x: Any, y: Any) -> tuple[Any, Any, Any, Any]:
         p = tf.cast(model(x, training=False), tf.float32)
+        if rc_average:
+            p = 0.5 * (p + tf.cast(model(tf.reverse(x, [1]), training=False), tf.float32))
         if binary:
             p = tf.concat([1.0 - p, p], axis=-1)
         top_p, top_c = tf.math.top_k(p, k=top_k, sorted=True)

@@ -24,6 +24,7 @@ from ..store import Dataset
 from ..store.format import FORMAT_NAME as DATASET_FORMAT
 from .engine import COMMIT_ROWS, make_heads, pipeline_for, predict_into
 from .file_input import file_as_dataset, guess_format
+from .genome_input import GENOME_FIELDS, genomes_as_dataset, is_genome_input
 from .groups import DatasetFields, aggregate, groups_path
 from .output import summarize, write_csv
 from .source import ModelSource, dataset_hash, plan_rows, resolve_model, split_plan
@@ -58,6 +59,10 @@ class PredictConfig:
     #: The dataset's class names that differ from the model's, each mapped to a model class
     #: (``{"spot": "blob"}``); labels are then compared in the model's numbering.
     class_map: dict[str, str] = field(default_factory=dict)
+    #: Average each 1-D row's probabilities with its reverse's (``--rc-average``).
+    rc_average: bool = False
+    #: Genome input: how rows are cut (``--genome-params``; the tokenizer is the run's).
+    genome_params: dict[str, Any] = field(default_factory=dict)
 
     def check(self) -> None:
         if self.top_k < 1:
@@ -100,6 +105,9 @@ def check_aggregate_field(cfg: PredictConfig, ds: Dataset) -> None:
 def check_file_fields(cfg: PredictConfig) -> None:
     """File input: ``--aggregate-by`` names the group or a kept field asked for."""
     if not cfg.aggregate_by:
+        return
+    if is_genome_input(Path(cfg.data), cfg.input.get("format")):
+        _check_field(cfg.aggregate_by, ["group", *GENOME_FIELDS], cfg.data)
         return
     group = cfg.input.get("group_field")
     names = (["group", "group_id"] if group else []) + list(cfg.input.get("keep_fields") or [])
@@ -235,6 +243,17 @@ def open_input(
         raise UserError(
             f"{data}: the model's class names are unknown; give its run folder or --class-names"
         )
+    if is_genome_input(data, cfg.input.get("format")):
+        genomes = genomes_as_dataset(
+            data,
+            Path(cfg.out),
+            source=source,
+            class_names=list(names),
+            asked=cfg.genome_params,
+            sink=sink,
+            cancel=cancel,
+        )
+        return Dataset(genomes)
     options = {**cfg.input, "format": guess_format(data, cfg.input.get("format"))}
     shape = source.dataset.get("sample_shape") or []
     if len(shape) == 1 and options.get("length") is None:
@@ -261,6 +280,8 @@ def run_predict(
     cfg.check()
     source = resolve_model(cfg.model, cfg.which)
     out = Path(cfg.out)
+    if not cfg.aggregate_by and is_genome_input(Path(cfg.data), cfg.input.get("format")):
+        cfg.aggregate_by = "group"  # genomes in, organisms out: the per-genome table
     if is_dataset(Path(cfg.data)):
         with Dataset(cfg.data) as checked:
             check_aggregate_field(cfg, checked)
@@ -325,13 +346,19 @@ def run_predict(
     )
     meter = RateMeter(len(rows))
     meter.update(table.committed)
+    resumed_rows = table.committed
     started = time.monotonic()
 
     def progress(done: int) -> None:
         sink.emit("progress", job="predict", phase="predict", **meter.update(done))
 
     pipe = pipeline_for(ds, plan, dtype=in_dtype)
-    heads = make_heads(model, devices.strategy, top_k)
+    if cfg.rc_average and len(ds.sample_shape) != 1:
+        raise OptionError(
+            "rc-average", True, f"needs 1-D k-mer rows; {ds.path} holds {ds.sample_shape}", ""
+        )
+    heads = make_heads(model, devices.strategy, top_k, cfg.rc_average)
+    predict_t0 = time.monotonic()
     try:
         complete = predict_into(
             table,
@@ -350,6 +377,9 @@ def run_predict(
         sink.emit("stopped", job="predict", done=table.committed, total=len(rows), out=str(out))
         return {"status": "stopped", "done": table.committed, "total": len(rows)}
     summary = summarize(path)
+    predict_s = time.monotonic() - predict_t0
+    if predict_s > 0:  # rows (reads) per second of the prediction itself
+        summary["rows_per_s"] = round((len(rows) - int(resumed_rows)) / predict_s, 1)
     if cfg.aggregate_by:
         groups = aggregate([path], cfg.aggregate_by)
         groups.write_csv(groups_path(out), cfg.min_confidence)

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import errors, store
 from ..errors import UserError
+from ..genomes.source import dataset_tokenizer
 from ..pipeline.group_split import describe_split
 from ..provenance import versions
 from ..store.lock import writer_active
@@ -164,6 +165,8 @@ def resolved_config(
             "dtype": ds.dtype.name,
             "class_names": ds.class_names,
             "shard_hashes": [s.content_hash for s in ds.shards],
+            # A genomes dataset's tokenizer: predict reads FASTA/FASTQ with exactly it.
+            "tokenizer": dataset_tokenizer(ds.provenance, ds.sample_shape),
         },
         "split": describe_split(ds, cfg.splits(), fraction=cfg.fraction, split_by=cfg.split_by),
         "devices": dev.description,
