@@ -26,10 +26,15 @@ def register(sub: Any) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from ..core.errors import UserError
+    from ..core.errors import UserError, check_writable_output
+    from ..core.model.keras_file import check_keras_file
     from ..core.predict.source import resolve_model
 
-    resolve_model(args.run, args.which)  # a bad path is one line before TensorFlow loads
+    # A bad path, a damaged model file or one holding code, an output that cannot be
+    # written: one line before TensorFlow loads.
+    check_keras_file(resolve_model(args.run, args.which).path)
+    if args.out:
+        check_writable_output(args.out, folder=args.format == "savedmodel", option="--out")
     if args.rows < 1:
         raise UserError(f"--rows {args.rows}: compare at least 1 row")
     divert_native_stderr()

@@ -181,9 +181,11 @@ def check_before_tensorflow(cfg: Any) -> None:
     from pathlib import Path
 
     from ..core.errors import FileError
+    from ..core.model.keras_file import check_keras_file
     from ..core.predict.source import resolve_model
 
     source = resolve_model(cfg.model, cfg.which)
+    check_keras_file(source.path)  # damaged, or holding code: refused before TensorFlow
     if not Path(cfg.data).exists():
         raise FileError(cfg.data, "does not exist", "Give a dataset NAME.h5 or a file to predict")
     if cfg.split != "all" and source.run_dir is None:

@@ -80,6 +80,11 @@ class Cancelled(Exception):
 SEED_MAX = 2**32 - 1  # numpy, Python and TensorFlow all take seeds in 0..2**32-1
 
 
+#: JSON nested deeper than Python's parser can follow (about 1,000 levels of ``[`` or ``{``):
+#: never a file guiapp wrote, and not one anyone means to give it.
+TOO_DEEP = "not usable JSON (nested too deeply: over 1,000 levels of [ or {)"
+
+
 def json_problem(exc: json.JSONDecodeError) -> str:
     """The one wording of invalid JSON: what is wrong and where in the text."""
     return f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
@@ -92,6 +97,8 @@ def load_json(text: str, where: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise UserError(f"{where}: {json_problem(exc)}") from None
+    except RecursionError:
+        raise UserError(f"{where}: {TOO_DEEP}") from None
 
 
 def check_seed(value: Any, name: str = "seed") -> None:
@@ -180,6 +187,13 @@ def check_writable_output(
     """``path`` can be created (or, for a folder, written into): the right kind of thing is
     there or nothing is, and the nearest existing folder above it accepts new files."""
     p = Path(path).absolute()
+    for q in (p, *p.parents):  # a link to nothing: mkdir and open would fail on it
+        if q.is_symlink() and not q.exists():
+            raise FileError(
+                q,
+                f"is a symbolic link to {os.readlink(q)}, which does not exist",
+                f"Create what it points to, remove the link, or choose another {option}",
+            )
     if p.exists():
         if folder and not p.is_dir():
             raise FileError(p, "is a file, not a folder", f"Give a folder as {option}")

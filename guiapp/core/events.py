@@ -75,14 +75,15 @@ def _finite(v: Any) -> Any:
 
 
 def read_events(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read a job's events.jsonl, skipping a torn last line (a job killed mid-write)."""
+    """Read a job's events.jsonl, skipping a torn last line (a job killed mid-write) and
+    any line that is not UTF-8 JSON (a damaged log loses that line, never the run)."""
     events = []
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, "rb") as fh:
             for line in fh:
                 try:
                     events.append(json.loads(line))
-                except json.JSONDecodeError:
+                except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError
                     continue
     except FileNotFoundError:
         pass

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_write_bytes
-from .errors import FileError, json_problem
+from .errors import TOO_DEEP, FileError, json_problem
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -164,11 +164,10 @@ class Project:
             ) from None
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
+            what = json_problem(exc) if isinstance(exc, json.JSONDecodeError) else TOO_DEEP
             raise ProjectError(
-                file,
-                f"is {json_problem(exc)}",
-                f"fix the file or restore {file.name}.bak. {_UNCHANGED}",
+                file, f"is {what}", f"fix the file or restore {file.name}.bak. {_UNCHANGED}"
             ) from None
         return cls.from_dict(data, file)
 

@@ -24,13 +24,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import multiprocessing as mp
+import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -54,18 +56,44 @@ def _user_traceback(exc: BaseException, path: Path) -> str:
     return "Traceback (most recent call last):\n" + "".join(lines).rstrip()
 
 
+class _ExitCalled(BaseException):
+    """User code called ``os._exit(status)`` in the job's own process."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def _exit_called(status: int) -> NoReturn:
+    raise _ExitCalled(status)
+
+
 @contextmanager
 def _user_code(path: Path, failed: str) -> Iterator[None]:
     """Run user code; any error in it becomes a UserError with the user's own frames.
     What it prints goes to stderr (the job's log): stdout carries the job's events, and a
-    printed ``{"event": "finished"}`` would be read as one."""
+    printed ``{"event": "finished"}`` would be read as one.
+
+    In the job's own process ``os._exit`` is an error too: the job would vanish without a
+    word and leave its dataset locked. (In a worker process it stays a death, which the job
+    sees and reports with the worker's exit status.)"""
+    real_exit = os._exit
+    if mp.parent_process() is None:
+        os._exit = _exit_called
     try:
         with contextlib.redirect_stdout(sys.stderr):
             yield
     except KeyboardInterrupt:
         raise
+    except _ExitCalled as exc:
+        raise UserError(
+            f"{path}: {failed}: it called os._exit({exc.status}). A generator returns "
+            "(x, y); it never ends the process"
+        ) from None
     except BaseException as exc:  # noqa: BLE001 - any error in user code is reported
         raise UserError(f"{path}: {failed}:\n{_user_traceback(exc, path)}") from None
+    finally:
+        os._exit = real_exit
 
 
 def load_module(path: str | Path) -> ModuleType:

@@ -7,6 +7,7 @@ import csv
 import gzip
 import io
 import json
+import zlib
 from abc import abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -57,8 +58,14 @@ def open_text_binary(path: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
         raise UserError(f"{path}: cannot be read ({exc.strerror}). Check the path") from None
     try:
         if path.name.lower().endswith(".gz"):
-            with gzip.GzipFile(fileobj=raw) as gz:
-                yield gz, raw  # type: ignore[misc]
+            try:
+                with gzip.GzipFile(fileobj=raw) as gz:
+                    yield gz, raw  # type: ignore[misc]
+            except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+                raise UserError(
+                    f"{path}: is a damaged or truncated gzip file ({exc}). Download or "
+                    "compress it again (check it with 'gzip -t')"
+                ) from None
         else:
             yield raw, raw
     finally:
@@ -187,6 +194,8 @@ def json_record(line: bytes, lf: str, df: str, decode: Any) -> tuple[Any, Any, s
         return None, None, "is not valid UTF-8"
     except json.JSONDecodeError as exc:
         return None, None, f"invalid JSON ({exc.msg}, column {exc.colno})"
+    except RecursionError:
+        return None, None, "is nested too deeply (over 1,000 levels of [ or {)"
     if not isinstance(obj, dict):
         return None, None, "is not a JSON object"
     ok, label = _field(obj, lf)

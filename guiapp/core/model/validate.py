@@ -5,6 +5,7 @@ Pure Python (the GUI process calls it on each edit): no TensorFlow, no Keras.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +29,9 @@ _INT_MAX = {
 }
 _INT_MIN = {"int8": -(2**7), "int16": -(2**15), "int32": -(2**31), "int64": -(2**63)}
 _PASS_THROUGH = ("Dropout", "Flatten", "Reshape")
+#: Keras builds and saves a model by recursion, a few frames per layer: far beyond this it
+#: runs out of Python's stack. A model this deep is a mistake (the largest templates have 20).
+MAX_LAYERS = 500
 
 
 def input_fits(spec_shape: Sequence[int], data_shape: Sequence[int]) -> bool:
@@ -229,6 +233,46 @@ def _output_errors(r: ResolvedSpec, num_classes: int | None) -> list[SpecError]:
     return errs
 
 
+def _layer_count(nodes: list[Node]) -> int:
+    return sum(1 + _layer_count(n.children) for n in nodes)
+
+
+def memory_bytes() -> int | None:
+    """This machine's physical memory, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _size_errors(r: ResolvedSpec) -> list[SpecError]:
+    """A model too deep for Keras to build, or whose parameters cannot fit in memory:
+    estimated from the resolved shapes before anything is built."""
+    from ..units import human_bytes
+    from .summary import summarize_resolved
+
+    layers = _layer_count(r.nodes)
+    if layers > MAX_LAYERS:
+        return [_err("layers", f"{layers:,} layers, more than the {MAX_LAYERS} a model may have "
+                     "(use fewer layers)", "layers")]  # fmt: skip
+    if r.errors or r.input_shape is None:
+        return []
+    s = summarize_resolved(r)
+    need = 2 * s.weight_bytes + s.optimizer_bytes  # weights, their gradients, optimizer slots
+    have = memory_bytes()
+    if have is None or need <= have:
+        return []
+    return [
+        _err(
+            "model",
+            f"{s.total_params:,} parameters need about {human_bytes(need)} for weights, "
+            f"gradients and optimizer state, more than this machine's {human_bytes(have)} of "
+            "memory (use fewer units, filters or layers)",
+            "layers",
+        )
+    ]
+
+
 def _problems(
     r: ResolvedSpec,
     input_shape: Sequence[int] | None,
@@ -237,11 +281,13 @@ def _problems(
     input_max: int | None,
 ) -> list[SpecError]:
     data_shape = tuple(int(d) for d in input_shape) if input_shape is not None else None
-    return [
+    found = [
         *r.errors,
         *_dataset_errors(r, data_shape, input_dtype, input_max),
         *_output_errors(r, num_classes),
     ]
+    errors = any(e.severity == "error" for e in found)
+    return found if errors else found + _size_errors(r)
 
 
 def validate(

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from ..atomic import atomic_path
-from ..errors import UserError
+from ..errors import UserError, disk_error
+from ..model.keras_file import load_keras
 from ..store import Dataset
 from .source import ModelSource, resolve_model
 
@@ -65,33 +66,20 @@ def export_model(
     """Write the export and check it; returns where, how big and the max abs difference."""
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt}: use one of {', '.join(FORMATS)} (ONNX: see the docs)")
-    import keras
-
     source = resolve_model(run, which)
     target = Path(out) if out else default_out(source.run_dir or source.path.parent, fmt)
     if fmt == "keras" and target.suffix != ".keras":
         raise UserError(f"--out {target}: a Keras model file must end in .keras")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    model = keras.saving.load_model(source.path, safe_mode=True, compile=False)
+    model = load_keras(source.path)
     x = check_rows(source, model, rows)
     ref = np.asarray(model(x, training=False), dtype=np.float32)
-    if fmt == "keras":
-        with atomic_path(target) as tmp:
-            model.save(tmp.with_suffix(".keras"))
-            tmp.with_suffix(".keras").replace(tmp)
-        again = keras.saving.load_model(target, safe_mode=True, compile=False)
-        got = np.asarray(again(x, training=False), dtype=np.float32)
-    elif fmt == "savedmodel":
-        _write_savedmodel(model, target)
-        got = _run_savedmodel(target, x)
-    else:
-        with tempfile.TemporaryDirectory(dir=target.parent) as tmp_dir:
-            saved = Path(tmp_dir) / "savedmodel"
-            model.export(str(saved), format="tf_saved_model", verbose=False)
-            blob = _tflite_bytes(saved)
-        with atomic_path(target) as tmp:
-            tmp.write_bytes(blob)
-        got = _run_tflite(target, x)
+    try:
+        got = _write(model, fmt, target, x)
+    except OSError as exc:
+        err = disk_error(target, exc, resume="run the same command again")
+        if err is None:
+            raise
+        raise err from None
     diff = float(np.max(np.abs(got - ref))) if len(ref) else 0.0
     result = {
         "format": fmt,
@@ -105,6 +93,29 @@ def export_model(
         "bytes": _size(target),
     }
     return result
+
+
+def _write(model: Any, fmt: str, target: Path, x: np.ndarray) -> np.ndarray:
+    """Write the export (atomically) and reload it; its predictions on ``x``."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "keras":
+        with atomic_path(target) as tmp:
+            model.save(tmp.with_suffix(".keras"))
+            tmp.with_suffix(".keras").replace(tmp)
+        again = load_keras(target)
+        got = np.asarray(again(x, training=False), dtype=np.float32)
+    elif fmt == "savedmodel":
+        _write_savedmodel(model, target)
+        got = _run_savedmodel(target, x)
+    else:
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp_dir:
+            saved = Path(tmp_dir) / "savedmodel"
+            model.export(str(saved), format="tf_saved_model", verbose=False)
+            blob = _tflite_bytes(saved)
+        with atomic_path(target) as tmp:
+            tmp.write_bytes(blob)
+        got = _run_tflite(target, x)
+    return got
 
 
 def _write_savedmodel(model: Any, target: Path) -> None:

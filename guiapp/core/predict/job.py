@@ -267,10 +267,10 @@ def open_input(
 
 
 def load_model(source: ModelSource, strategy: Any) -> Any:
-    import keras
+    from ..model.keras_file import load_keras
 
     with strategy.scope():
-        return keras.saving.load_model(source.path, safe_mode=True, compile=False)
+        return load_keras(source.path)
 
 
 def run_predict(

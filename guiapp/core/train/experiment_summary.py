@@ -45,8 +45,8 @@ def _float(value: Any) -> float | None:
 def trial_status(run: RunFolder) -> str:
     """``finished`` (a finished event), ``started`` (a config.json), else ``pending``."""
     try:
-        with open(run.events, encoding="utf-8") as fh:
-            if any('"event": "finished"' in line for line in fh):
+        with open(run.events, encoding="utf-8", errors="replace") as fh:  # a log: a bad
+            if any('"event": "finished"' in line for line in fh):  # byte is not a bad run
                 return "finished"
     except OSError:
         pass

@@ -1,0 +1,256 @@
+"""Issue 35.10: every bad input the second fault battery found is exit 2 with one line on
+stderr, no traceback, and nothing half-written. Each case is a real ``guiapp`` process;
+all but two stop before TensorFlow is imported (about a second each)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import fingerprint, guiapp
+from test_bad_input import one_error_line, read_only
+
+from guiapp.core.store import DatasetWriter
+from guiapp.core.store.lock import lock_path
+
+MODEL = {
+    "name": "dense",
+    "input": {"shape": [8], "dtype": "float32"},
+    "layers": [{"type": "Dense", "units": 5, "activation": "softmax"}],
+    "loss": "sparse_categorical_crossentropy",
+    "optimizer": {"type": "adam"},
+    "metrics": ["accuracy"],
+}
+TRAIN = ["--batch", "32", "--max-steps", "2", "--val", "0.2"]
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(dataset, run folder): 1,200 rows of 8 floats, a Dense model trained two steps."""
+    where = tmp_path_factory.mktemp("trained")
+    data = where / "d.h5"
+    rng = np.random.default_rng(0)
+    with DatasetWriter(data, sample_shape=(8,), dtype="float32",
+                       class_names=[f"c{i}" for i in range(5)]) as w:  # fmt: skip
+        w.append(rng.normal(size=(1200, 8)), rng.integers(0, 5, 1200))
+    (where / "m.json").write_text(json.dumps(MODEL))
+    run = where / "run"
+    r = guiapp("train", "--data", data, "--model", where / "m.json", "--out", run, *TRAIN)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return data, run
+
+
+def _spec(t: Path, layers: list[dict[str, object]]) -> Path:
+    spec = {**MODEL, "input": {"shape": [8], "dtype": "float32"}, "layers": layers}
+    (t / "spec.json").write_text(json.dumps(spec))
+    return t / "spec.json"
+
+
+def _keras_with(run: Path, t: Path, change: Callable[[dict[str, object]], None]) -> Path:
+    """A copy of the run's best.keras whose config.json ``change`` edited."""
+    with zipfile.ZipFile(run / "best.keras") as z:
+        items = {n: z.read(n) for n in z.namelist()}
+    config = json.loads(items["config.json"])
+    change(config)
+    items["config.json"] = json.dumps(config).encode()
+    out = t / "model.keras"
+    with zipfile.ZipFile(out, "w") as z:
+        for name, blob in items.items():
+            z.writestr(name, blob)
+    return out
+
+
+def _add_lambda(config: dict[str, object]) -> None:
+    layers = config["config"]["layers"]  # type: ignore[index]
+    layers.append({"module": "keras.layers", "class_name": "Lambda", "registered_name": None,
+                   "config": {"name": "code", "function": {"class_name": "__lambda__",
+                              "config": {"code": "4wEAAAAAAAAA"}}, "function_type": "lambda"}})  # fmt: skip
+
+
+def _module_ref(config: dict[str, object]) -> None:
+    config["config"]["layers"][-1]["module"] = "os"  # type: ignore[index]
+
+
+def _damage(path: Path) -> None:
+    """64 bytes flipped in the middle of the file (inside the weights)."""
+    data = bytearray(path.read_bytes())
+    mid = len(data) // 2
+    data[mid : mid + 64] = bytes(b ^ 0xFF for b in data[mid : mid + 64])
+    path.write_bytes(bytes(data))
+
+
+# -- cases that need no trained model ----------------------------------------------------------
+def case_deep_spec(t: Path, data: Path) -> tuple[list[object], tuple[str, ...]]:
+    (t / "deep.json").write_text('{"name": "x", "layers": ' + DEEP + "}")
+    return ["train", "--data", data, "--model", t / "deep.json", "--out", t / "run"], (
+        "deep.json",
+        "nested too deeply",
+    )
+
+
+def case_deep_project(t: Path, data: Path) -> tuple[list[object], tuple[str, ...]]:
+    (t / "p.gproj").write_text('{"schema_version": 1, "datasets": ' + DEEP + "}")
+    return ["train", "--project", t / "p.gproj", "--config", "c"], ("p.gproj", "nested too deeply")
+
+
+def case_deep_json_line(t: Path, data: Path) -> tuple[list[object], tuple[str, ...]]:
+    (t / "rows.jsonl").write_text('{"data": [1, 2], "label": "a"}\n{"data": ' + DEEP + "}\n")
+    return ["import", t / "rows.jsonl", t / "i.h5", "--format", "jsonl"], (
+        "rows.jsonl:2",
+        "nested too deeply",
+        "--on-error skip",
+    )
+
+
+def case_10000_layers(t: Path, data: Path) -> tuple[list[object], tuple[str, ...]]:
+    layers = [{"type": "Dense", "units": 4}] * 10_000 + [MODEL["layers"][0]]  # type: ignore[index]
+    spec = _spec(t, layers)  # type: ignore[arg-type]
+    return ["train", "--data", data, "--model", spec, "--out", t / "run"], ("10,001 layers", "500")
+
+
+def case_2e9_units(t: Path, data: Path) -> tuple[list[object], tuple[str, ...]]:
+    spec = _spec(t, [{"type": "Dense", "units": 2_000_000_000}, MODEL["layers"][0]])  # type: ignore[index]
+    return ["train", "--data", data, "--model", spec, "--out", t / "run"], (
+        "28,000,000,005 parameters need about",
+        "TiB",
+        "memory",
+    )
+
+
+def case_truncated_gz(t: Path, data: Path) -> tuple[list[object], tuple[str, ...]]:
+    rows = "".join(
+        json.dumps({"data": [i, i + 1], "label": "ab"[i % 2]}) + "\n" for i in range(20000)
+    )
+    blob = gzip.compress(rows.encode())
+    (t / "rows.jsonl.gz").write_bytes(blob[: len(blob) // 2])
+    return ["import", t / "rows.jsonl.gz", t / "i.h5", "--format", "jsonl"], (
+        "rows.jsonl.gz",
+        "truncated gzip",
+    )
+
+
+def case_dangling_folder(t: Path, data: Path) -> tuple[list[object], tuple[str, ...]]:
+    (t / "out").symlink_to(t / "nowhere")
+    return ["generate", t / "out" / "g.h5", "--n", "100"], ("out", "symbolic link", "not exist")
+
+
+EXIT3 = "import os\ndef generate(rng, n, params):\n    os._exit(3)\n"
+
+
+def case_generator_exit3(t: Path, data: Path) -> tuple[list[object], tuple[str, ...]]:
+    (t / "gen.py").write_text(EXIT3)
+    return ["generate", t / "g.h5", "--generator", t / "gen.py", "--shape", "4", "--n", "3000"], (
+        "gen.py",
+        "os._exit(3)",
+    )
+
+
+CASES = {name[5:]: fn for name, fn in list(globals().items()) if name.startswith("case_")}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_input_is_exit_2(tmp_path: Path, case: str) -> None:
+    data = tmp_path / "in" / "d.h5"
+    data.parent.mkdir()
+    rng = np.random.default_rng(0)
+    names = [f"c{i}" for i in range(5)]
+    with DatasetWriter(data, sample_shape=(8,), dtype="float32", class_names=names) as w:
+        w.append(rng.normal(size=(200, 8)), rng.integers(0, 5, 200))
+    t = tmp_path / "work"
+    t.mkdir()
+    args, expected = CASES[case](t, data)
+    before = fingerprint(t)
+    r = guiapp(*args)
+    one_error_line(r, *expected)
+    assert fingerprint(t) == before, "nothing may be written"
+    assert not list(t.glob("*.lock")) and not lock_path(t / "g.h5").exists()
+
+
+def test_a_bad_json_line_is_skipped_with_on_error_skip(tmp_path: Path) -> None:
+    """With ``--on-error skip`` a line nested too deeply is a bad row like any other."""
+    rows = "".join(json.dumps({"data": [i, i + 1], "label": "ab"[i % 2]}) + "\n" for i in range(50))
+    (tmp_path / "rows.jsonl").write_text(rows + '{"data": ' + DEEP + "}\n")
+    r = guiapp("import", tmp_path / "rows.jsonl", tmp_path / "i.h5", "--format", "jsonl",
+               "--on-error", "skip")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "rows.jsonl:51: is nested too deeply" in r.stderr and "Traceback" not in r.stderr
+
+
+# -- model files: damaged or holding code, refused before TensorFlow ----------------------------
+KERAS_CASES = {
+    "damaged-last": ("last", None, ("last.keras", "damaged", "checksum")),
+    "damaged-best": ("best", None, ("best.keras", "damaged", "checksum")),
+    "lambda": ("file", _add_lambda, ("refused: the model file contains code", "Lambda")),
+    "module-reference": ("file", _module_ref, ("refused: the model file contains code", "'os'")),
+}
+
+
+@pytest.mark.parametrize("case", list(KERAS_CASES))
+@pytest.mark.parametrize("command", ["predict", "export"])
+def test_a_model_file_that_is_damaged_or_holds_code(
+    tmp_path: Path, trained: tuple[Path, Path], case: str, command: str
+) -> None:
+    data, run = trained
+    which, change, expected = KERAS_CASES[case]
+    if change is None:
+        model = tmp_path / "run"
+        shutil.copytree(run, model)
+        _damage(model / f"{which}.keras")
+        pick = ["--which", which]
+    else:
+        model = _keras_with(run, tmp_path, change)
+        pick = []
+    out = tmp_path / "out"
+    if command == "predict":
+        args = ["predict", "--model", model, "--data", data, "--out", out / "p.h5", *pick]
+    else:
+        args = ["export", model, "--format", "keras", "--out", out / "m.keras", *pick]
+    one_error_line(guiapp(*args), *expected)
+    assert not out.exists()
+
+
+def test_export_to_a_read_only_folder(tmp_path: Path, trained: tuple[Path, Path]) -> None:
+    _, run = trained
+    ro = tmp_path / "ro"
+    with read_only(ro):
+        for fmt, name in (("keras", "m.keras"), ("tflite", "m.tflite")):
+            r = guiapp("export", run, "--format", fmt, "--out", ro / name)
+            one_error_line(r, str(ro / name), "cannot be written", "--out")
+        assert list(ro.iterdir()) == []
+
+
+def test_predict_to_a_read_only_folder(tmp_path: Path, trained: tuple[Path, Path]) -> None:
+    data, run = trained
+    ro = tmp_path / "ro"
+    with read_only(ro):
+        r = guiapp("predict", "--model", run, "--data", data, "--out", ro / "p.h5")
+        one_error_line(r, str(ro / "p.h5"), "while writing", "run the same command again")
+        assert list(ro.iterdir()) == []
+
+
+def test_a_damaged_line_in_events_jsonl_does_not_stop_a_resume(
+    tmp_path: Path, trained: tuple[Path, Path]
+) -> None:
+    """``events.jsonl`` is the run's log, not its state: bytes that are not UTF-8 in it
+    (a torn write, a disk error) lose that line, never the run."""
+    data, run = trained
+    mine = tmp_path / "run"
+    shutil.copytree(run, mine)
+    with open(mine / "events.jsonl", "ab") as fh:
+        fh.write(b'{"event": "note", "text": "\xff\xfe"}\n')
+    model = run.parent / "m.json"
+    r = guiapp("train", "--data", data, "--model", model, "--out", mine, *TRAIN, "--resume")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+    from guiapp.core.events import read_events
+
+    assert read_events(mine / "events.jsonl")[-1]["event"] == "finished"
+    assert os.path.getsize(mine / "best.keras") > 0
