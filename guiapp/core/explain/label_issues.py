@@ -213,6 +213,8 @@ class LabelIssues:
     thresholds: np.ndarray
     joint: np.ndarray
     order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: The dataset the rows are of (the first table's ``dataset_path``).
+    dataset: str = ""
 
     def __post_init__(self) -> None:
         score = self.self_confidence if self.rank_by == "self_confidence" else self.margin
@@ -224,6 +226,7 @@ class LabelIssues:
         return {
             "rows": int(len(self.row)),
             "issues": int(self.issue.sum()),
+            "dataset": self.dataset,
             "rank_by": self.rank_by,
             "sources": [s.name for s in self.sources],
             "classes": [
@@ -324,6 +327,7 @@ def find_label_issues(
         position=cat["pos"].astype(np.int64),
         thresholds=th,
         joint=joint,
+        dataset=str(tables[0].attrs.get("dataset_path", "")),
     )
 
 
@@ -375,7 +379,13 @@ def class_ranks(label: np.ndarray, order: np.ndarray, classes: int) -> np.ndarra
     return out
 
 
-def read_csv_rows(path: str | os.PathLike[str]) -> list[dict[str, str]]:
-    """A labels CSV's lines as dicts (the Browser's filter and the tests read it so)."""
+def read_ranked(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A labels CSV as the Browser shows it: ``rows`` (dataset rows, most likely
+    mislabeled first), ``suggested`` (class names) and ``issue`` (0/1), in CSV order."""
+    rows, suggested, issue = [], [], []
     with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
+        for line in csv.DictReader(fh):
+            rows.append(int(line["row"]))
+            suggested.append(line["suggested_name"])
+            issue.append(line["issue"] == "1")
+    return {"rows": np.asarray(rows, np.int64), "suggested": suggested, "issue": np.asarray(issue)}

@@ -132,6 +132,9 @@ class BrowserPage(Page):
         self.stats_calls.done.connect(self._predictions_filtered)
         self.stats_calls.done.connect(self._lineage_read)
         self.detail.group_requested.connect(self._show_group)
+        self.detail.attribution.rows_requested.connect(
+            lambda rows, title, ds: self.show_indices(rows, title, dataset=ds or None)
+        )
 
     # ------------------------------------------------------------------ datasets
     def set_project(self, project: Project) -> None:
@@ -330,6 +333,8 @@ class BrowserPage(Page):
         self.jump.blockSignals(False)
         self.loader.request_sample(row)
         self.predictions.show_detail(row)
+        names = self.meta["class_names"] if self.meta is not None else []
+        self.detail.attribution.set_context(self.path, self.predictions.path, names)
         if self.meta is not None and self.meta.get("columns"):
             self.stats_calls.submit(("lineage", self.path, row), row_lineage, self.path, row)
 

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from guiapp.ui.pages.browser.attribution_view import AttributionView
 from guiapp.ui.widgets.steady_range import cache_axes
 from guiapp.ui.widgets.thumbnails import as_plane
 
@@ -33,7 +34,8 @@ def coarse_colormap(name: str, stops: int = COLORMAP_STOPS) -> pg.ColorMap:
 
 class SampleDetail(QWidget):
     """A pyqtgraph ``ImageView`` for 2D samples and a ``PlotWidget`` for 1D ones, with the
-    row's lineage (its group and kept fields) and "Show this group"."""
+    row's lineage (its group and kept fields) and "Show this group", and below them what
+    the model sees (``attribution``: the row's attribution map, likely label issues)."""
 
     #: "Show this group" clicked: the group's id and name.
     group_requested = Signal(object, str)  # (a 63-bit id: not a Qt int)
@@ -85,6 +87,8 @@ class SampleDetail(QWidget):
         layout.addLayout(line)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.cursor_label)
+        self.attribution = AttributionView()
+        layout.addWidget(self.attribution)
         self.values: np.ndarray | None = None
         self.row = -1
 
@@ -115,9 +119,11 @@ class SampleDetail(QWidget):
         self.cursor_label.setText(" ")
         self.curve.setData([], [])
         self.image_view.clear()
+        self.attribution.clear()
 
     def show_sample(self, row: int, sample: np.ndarray, label: int, class_name: str) -> None:
         self.row = row
+        self.attribution.show_row(row, 2 if sample.ndim >= 2 else 1)
         self.title.setText(
             f"<b>Sample {row:,}</b> · class {label} <b>{class_name}</b> · "
             f"shape {'x'.join(map(str, sample.shape))} {sample.dtype}"

@@ -1,0 +1,90 @@
+"""The Browser's "what the model sees" (issue 32), offscreen through the real widgets: a
+sample's attribution map computed by a child ``guiapp explain`` and drawn in the sample
+detail; "Likely mislabeled" runs ``guiapp labels`` on a run and the grid shows exactly its
+ranked issues, with each row's suggested label. The GUI process never imports TensorFlow."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from guiapp.core.explain.job import read_explained
+from guiapp.core.project import DatasetRef, Project
+from guiapp.ui.main_window import MainWindow
+from guiapp.ui.pages.browser.browser_page import BrowserPage
+
+LONG = 120_000
+ENV = {"TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+
+
+def cli(*args: object) -> None:
+    import os
+
+    r = subprocess.run(
+        [sys.executable, "-m", "guiapp", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENV},
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+@pytest.mark.timeout(300)
+def test_attribution_and_likely_mislabeled_in_the_browser(qtbot, tmp_path: Path) -> None:
+    data = tmp_path / "cells.h5"
+    cli("generate", data, "--generator", "patterns2d", "--n", 600, "--seed", 3)
+    run = tmp_path / "run"
+    cli("train", "--data", data, "--model", "cnn2d-small", "--out", run, "--epochs", 1,
+        "--batch", 32, "--max-steps", 6)  # fmt: skip
+    project = Project.new(tmp_path / "p.gproj", "Explain")
+    project.datasets = [DatasetRef("cells", data)]
+    window = MainWindow(project)
+    window.resize(1100, 720)
+    qtbot.addWidget(window)
+    window.show()
+    window.set_page(1)
+    page = window.page("Browser")
+    assert isinstance(page, BrowserPage)
+    qtbot.waitUntil(lambda: page.meta is not None, timeout=LONG)
+    qtbot.waitUntil(lambda: page.detail.row == 0, timeout=LONG)
+    view = page.detail.attribution
+
+    # the run's predictions overlaid: its model explains; pick row 5, Explain
+    page.predictions.set_predictions(str(run / "predictions.h5"))
+    page.jump_to(5)
+    qtbot.waitUntil(lambda: page.detail.row == 5, timeout=LONG)
+    assert view.model == str(run) and view.explain_button.isEnabled()
+    view.explain_button.click()
+    qtbot.waitUntil(lambda: view.shown_map() is not None, timeout=LONG)
+    files = list((run / "explain").glob("*/row5-pred.npz"))
+    assert len(files) == 1
+    saved = read_explained(files[0])
+    shown = view.shown_map()
+    assert shown is not None and shown.shape == (25, 25)
+    assert np.array_equal(shown, saved["integrated_gradients"])
+    assert np.array_equal(view.image.image, saved["integrated_gradients"].T)
+    view.method.setCurrentIndex(view.method.findData("occlusion"))
+    assert np.array_equal(view.shown_map(), saved["occlusion"])
+    assert "for class" in view.status.text()
+
+    # likely mislabeled: the grid shows the ranked issues, the detail their suggestion
+    view.find_label_issues(str(run))
+    qtbot.waitUntil(lambda: page.grid.selection.title.startswith("likely mislabeled"), timeout=LONG)
+    with open(run / "labels.csv", newline="") as fh:
+        lines = list(csv.DictReader(fh))
+    issues = [line for line in lines if line["issue"] == "1"]
+    assert issues, "an untrained model's validation rows have likely issues"
+    sel = page.grid.selection
+    assert sel.rows(0, len(sel)).tolist() == [int(line["row"]) for line in issues]
+    first = int(issues[0]["row"])
+    page.grid.set_current(0)
+    qtbot.waitUntil(lambda: page.detail.row == first, timeout=LONG)
+    assert f"suggested <b>{issues[0]['suggested_name']}</b>" in view.issue_label.text()
+    assert "rank 1 of" in view.issue_label.text()
+    assert "tensorflow" not in sys.modules
