@@ -22,7 +22,7 @@ import h5py
 import numpy as np
 
 from ..atomic import remove_stale_temps
-from ..errors import DatasetError, UserError, not_enough_space
+from ..errors import DatasetError, UserError, disk_error, not_enough_space
 from ..events import EventSink, RateMeter
 from ..provenance import versions
 from ..store import remove_dataset, shard_dir
@@ -151,6 +151,18 @@ class GenerationJob:
 
     # -- run -------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
+        """Generate; a write that fails because of the disk (full, read-only, ...) ends the
+        job with a ``DiskError`` in one line: every committed row is kept for ``--resume``."""
+        try:
+            return self._run()
+        except OSError as exc:
+            err = disk_error(self.path, exc, resume="rerun the same command with --resume")
+            if err is None:
+                raise
+            self.sink.emit("failed", message=str(err))
+            raise err from None
+
+    def _run(self) -> dict[str, Any]:
         path = self.path
         path.parent.mkdir(parents=True, exist_ok=True)
         with DatasetLock(path, shared=False):

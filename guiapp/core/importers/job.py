@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic import fsync_dir
-from ..errors import Cancelled, DatasetError, UserError
+from ..errors import Cancelled, DatasetError, DiskError, UserError, disk_error
 from ..events import CancelToken, EventSink, RateMeter
 from ..provenance import versions
 from ..store import Dataset, DatasetWriter, remove_dataset, shard_dir
@@ -47,6 +47,7 @@ MAX_REPORTS = 20
 PROGRESS_EVERY_S = 0.5
 TEXT_FORMATS = ("jsonl", "csv", "tsv")
 CHECKPOINT_EVERY_S = 10.0
+RESUME = "rerun the same command with --resume"  # how a job stopped by the disk continues
 
 
 class ImportJob:
@@ -141,11 +142,14 @@ class ImportJob:
                 resumable=str(self.stage),
             )  # fmt: skip
             raise
-        except UserError as exc:
-            self._cleanup()
-            self.sink.emit("failed", job="import", message=str(exc))
-            raise
-        except OSError as exc:
+        except (DiskError, OSError) as exc:
+            disk = (
+                exc if isinstance(exc, DiskError) else disk_error(self.cfg.out, exc, resume=RESUME)
+            )
+            if disk is not None:  # the disk, not the import: what is staged stays for --resume
+                self.lock.release()
+                self.sink.emit("failed", job="import", message=str(disk), resumable=str(self.stage))
+                raise disk from None
             self._cleanup()
             err = UserError(
                 f"{exc.filename or self.stage}: {exc.strerror or exc}. Check free disk space "
@@ -154,6 +158,10 @@ class ImportJob:
             )
             self.sink.emit("failed", job="import", message=str(err))
             raise err from None
+        except UserError as exc:
+            self._cleanup()
+            self.sink.emit("failed", job="import", message=str(exc))
+            raise
         except BaseException:
             self._cleanup()
             raise
