@@ -147,7 +147,7 @@ class DemoBuilder(QObject):
         at = form.dataset.findText(DATASET)
         if at >= 0:
             form.dataset.setCurrentIndex(at)
-        form.select_model("cnn2d-small")
+        form.select_model(self._demo_model())
         form.batch.setValue(64)
         form.epochs.setValue(EPOCHS)
         form.max_steps.setValue(_env_int("GUIAPP_DEMO_STEPS", STEPS))
@@ -158,6 +158,22 @@ class DemoBuilder(QObject):
             return
         self.jobs.append(job)
         job.finished.connect(self._after)
+
+    def _demo_model(self) -> str:
+        """The model the demo trains, added to the project (the Model page shows it):
+        the cnn2d-small template fitted to the demo's dataset. Its name."""
+        from guiapp.core.model import fit_template
+
+        project: Project = self.window.project  # type: ignore[attr-defined]
+        for entry in project.models:
+            if entry.get("template") == "cnn2d-small" or entry.get("name") == "cnn2d-small":
+                return str(entry.get("name"))
+        info = read_info(self._dataset(project))
+        spec = fit_template("cnn2d-small", info["sample_shape"], len(info["classes"]))
+        model_page = self.window.page("Model")  # type: ignore[attr-defined]
+        model_page.add_model(spec, "cnn2d-small")
+        self.window.page("Training").form.fill(project)  # type: ignore[attr-defined]
+        return str(project.models[-1]["name"])
 
     def _after(self, ok: bool, message: str) -> None:
         if not ok:

@@ -259,7 +259,8 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         return self._save_to(self.project.path)
 
     def save_as(self) -> bool:
-        start = str(self.project.path) if self.project.path else self._dialog_dir()
+        # in the project's own folder (an untitled one's: where its relative paths point)
+        start = str(self.project.path) if self.project.path else str(self.project.folder)
         path, _ = QFileDialog.getSaveFileName(self, "Save project as", start, FILE_FILTER)
         if not path:
             return False

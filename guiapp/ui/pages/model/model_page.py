@@ -33,7 +33,7 @@ from guiapp.ui.pages.model.layer_editor import LayerEditor
 from guiapp.ui.pages.model.layer_list import LayerListEditing
 from guiapp.ui.pages.model.model_settings import ModelSettings, check_model
 from guiapp.ui.pages.model.model_undo import UndoableEdits
-from guiapp.ui.pages.model.spec_files import SpecFiles, empty_spec, fitted
+from guiapp.ui.pages.model.spec_files import SpecFiles, empty_spec, fitted, take_dtype
 from guiapp.ui.widgets.layouts import splitter, wrapping_label
 from guiapp.ui.widgets.outputs import (
     show_status,
@@ -166,6 +166,10 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
             return
         self._project = project
         self.index = len(project.models) - 1
+        chosen = project.ui.get("model")  # the model shown when the project was saved
+        names = [m.get("name") for m in project.models]
+        if isinstance(chosen, str) and chosen in names:
+            self.index = names.index(chosen)
         self.settings.fill_datasets(project)
         self._fill_models()
         self.reset_undo()
@@ -183,12 +187,23 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
             self.model_combo.addItem(str(entry.get("name", f"model {i + 1}")))
         self.model_combo.setCurrentIndex(self.index)
         self.model_combo.blockSignals(False)
+        self._keep_choice()
         self._show_spec()
 
     def _model_picked(self, index: int) -> None:
         self.index = index
+        self._keep_choice()
         self._show_spec()
         self.note_position()
+
+    def _keep_choice(self) -> None:
+        """The shown model's name in the project's ``ui``: a reopened project shows it."""
+        if self._project is not None:
+            spec = self.spec
+            if spec is not None:
+                self._project.ui["model"] = str(self._project.models[self.index].get("name"))
+            else:
+                self._project.ui.pop("model", None)
 
     def _unique_name(self, name: str) -> str:
         taken = {m.get("name") for m in self._project.models} if self._project else set()
@@ -221,6 +236,7 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
             spec = empty_spec()
             if info:
                 spec["input"]["shape"] = list(info["sample_shape"])
+                take_dtype(spec, info)
             self.add_model(spec)
             return
         self.add_model(fitted(template, info), template)
@@ -266,6 +282,7 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
         spec["name"] = self._project.models[self.index]["name"] = name
         self.model_combo.setItemText(self.index, name)
         self.name_edit.setText(name)
+        self._keep_choice()
         self.project_changed.emit()
         self.record(f"Rename model to {name}")
 

@@ -231,5 +231,23 @@ class ModelSettings(QGroupBox):
                 f"{summary['batch_size']}; optimizer state {human_bytes(summary['optimizer_bytes'])}"
             )
         else:
-            n = sum(1 for e in errors if e["severity"] == "error")
-            totals.setText(f"{n} problem(s): fix them to see the summary." if n else "")
+            totals.setText(problems_text(errors))
+
+
+def problems_text(errors: list[dict[str, Any]], most: int = 6) -> str:
+    """The spec's errors named in the summary's place (not only in a layer's tooltip):
+    where each is and what is wrong, the first ``most`` of them."""
+    found = [e for e in errors if e["severity"] == "error"]
+    if not found:
+        return ""
+    lines = [f"{len(found)} problem(s); fix them to see the summary:"]
+    for e in found[:most]:
+        where = e.get("where") or ""
+        if e.get("layer") is not None:
+            where = f"layer {'.'.join(map(str, e['layer']))} ({e.get('layer_type') or ''})"
+        lines.append(
+            f"• {where}: {e.get('problem') or e['message']}" if where else f"• {e['message']}"
+        )
+    if len(found) > most:
+        lines.append(f"… and {len(found) - most} more (marked in the layer list)")
+    return "\n".join(lines)

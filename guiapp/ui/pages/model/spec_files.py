@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from guiapp.core import model as specs
@@ -25,10 +26,24 @@ def fitted(template: str, info: dict[str, Any] | None) -> dict[str, Any]:
     it cannot fit: the check then says why)."""
     if info:
         try:
-            return specs.fit_template(template, info["sample_shape"], len(info["classes"]))
+            spec = specs.fit_template(template, info["sample_shape"], len(info["classes"]))
         except Exception:  # noqa: BLE001 - a dataset the template cannot fit: use as is
-            pass
+            return specs.get_template(template)
+        take_dtype(spec, info)
+        return spec
     return specs.get_template(template)
+
+
+def take_dtype(spec: dict[str, Any], info: dict[str, Any] | None) -> None:
+    """The model's input dtype from the dataset's, where both are integer (token ids) or
+    both floating (a uint16 k-mer dataset gives a uint16 input; float16 data a float16
+    one); a mix is left for the check to name."""
+    data = str((info or {}).get("dtype", ""))
+    inp = spec.setdefault("input", {})
+    model = str(inp.get("dtype", "float32"))
+    integer = np.dtype(data).kind in "iu" if data in specs.INPUT_DTYPES else None
+    if integer is not None and integer == (np.dtype(model).kind in "iu"):
+        inp["dtype"] = data
 
 
 def empty_spec(name: str = "model") -> dict[str, Any]:

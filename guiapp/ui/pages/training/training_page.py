@@ -243,8 +243,11 @@ class TrainingPage(DetachedRuns, Page):
         self.stop_button.setEnabled(running)
         resumable = self.run is not None and self.history.status in ("stopped", "failed")
         folder = Path(self.run["path"]) if self.run is not None else None
+        # a run refused before it started (no ``started`` event, no checkpoint) has nothing
+        # to resume: Start again once the cause is fixed
         has_state = folder is not None and (
-            (folder / "checkpoints" / "last.h5").exists() or (folder / "spec.json").exists()
+            (folder / "checkpoints" / "last.h5").exists()
+            or ((folder / "spec.json").exists() and bool(self.history.started))
         )
         live = folder is not None and run_active(folder)  # another process writes it
         self.resume_button.setEnabled(not running and resumable and has_state and not live)

@@ -1,0 +1,92 @@
+"""Issue 34.9, "it fits and it is current": the Model page takes the dtype from the dataset,
+names problems in the summary and keeps the selected model across a reopen; Save As opens in
+the project's folder; Resume is not offered for a run refused before it started."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QFileDialog
+
+from guiapp.core.model import fit_template
+from guiapp.core.project import Project
+from guiapp.core.store import DatasetWriter
+from guiapp.ui.main_window import MainWindow
+from tests.ui.conftest import open_project, write_dataset
+
+
+def _tokens(path: Path) -> Path:
+    x = np.random.default_rng(0).integers(1, 200, size=(64, 126)).astype(np.uint8)
+    with DatasetWriter(path, sample_shape=(126,), dtype="uint8", class_names=["a", "b"]) as w:
+        w.append(x, np.arange(64) % 2)
+    return path
+
+
+def test_model_page_takes_dtype_from_the_dataset_and_names_problems(qtbot, tmp_path: Path) -> None:
+    window = open_project(qtbot, tmp_path, "Dtype", {"tokens": _tokens(tmp_path / "t.h5")})
+    page = window.page("Model")
+    page.settings.dataset.setCurrentIndex(page.settings.dataset.findText("tokens"))  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: page.settings.data_info is not None, timeout=10_000)  # type: ignore[attr-defined]
+    page.new_model("kmer-conv1d")  # type: ignore[attr-defined]
+    assert page.spec["input"]["dtype"] == "uint8"  # type: ignore[attr-defined]
+    assert page.settings.dtype.currentText() == "uint8"  # type: ignore[attr-defined]
+    # a cnn2d on 126-long vectors cannot be built: the summary's place says where and why
+    page.new_model("cnn2d-small")  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: "problem(s)" in page.totals.text(), timeout=10_000)  # type: ignore[attr-defined]
+    text = page.totals.text()  # type: ignore[attr-defined]
+    assert "fix them to see the summary:" in text and "• " in text
+    assert "layer" in text or "input" in text
+
+
+def test_reopening_a_project_keeps_the_selected_model(qtbot, tmp_path: Path) -> None:
+    project = Project.new(tmp_path / "p.gproj", "Models")
+    for name in ("first", "second"):
+        spec = fit_template("cnn2d-small", (8, 8), 3)
+        spec["name"] = name
+        project.models.append({"name": name, "spec": spec})
+    window = MainWindow(project)
+    qtbot.addWidget(window)
+    page = window.page("Model")
+    assert page.model_combo.currentText() == "second"  # type: ignore[attr-defined]
+    page.model_combo.setCurrentIndex(0)  # type: ignore[attr-defined]
+    assert window.save()
+    again = MainWindow(Project.load(tmp_path / "p.gproj"))
+    qtbot.addWidget(again)
+    assert again.page("Model").model_combo.currentText() == "first"  # type: ignore[attr-defined]
+
+
+def test_save_as_opens_in_the_projects_folder(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # an untitled project's relative paths point here
+    window = MainWindow(Project.new(None, "Untitled"))
+    qtbot.addWidget(window)
+    window.remember_recent(tmp_path / "elsewhere" / "other.gproj")  # a recent project
+    asked: list[str] = []
+
+    def save_name(_parent: object, _title: str, start: str, _filter: str) -> tuple[str, str]:
+        asked.append(start)
+        return "", ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_name)
+    assert not window.save_as()
+    assert Path(asked[0]) == tmp_path
+
+
+@pytest.mark.timeout(120)
+def test_resume_is_not_offered_for_a_run_refused_before_it_started(qtbot, tmp_path: Path) -> None:
+    data = write_dataset(tmp_path / "d.h5", 300, shape=(8, 8), classes=3)
+    window = open_project(qtbot, tmp_path, "Refused", {"d": data})
+    page = window.page("Training")
+    form = page.form  # type: ignore[attr-defined]
+    form.select_model("cnn2d-small")
+    form.devices.setEditText("gpu:7")  # the form's words; the CLI refuses it (no such GPU)
+    job = page.start()  # type: ignore[attr-defined]
+    assert job is not None
+    qtbot.waitUntil(lambda: not job.is_running(), timeout=90_000)
+    qtbot.waitUntil(lambda: page.run["status"] == "failed", timeout=10_000)  # type: ignore[attr-defined]
+    assert (Path(page.run["path"]) / "spec.json").exists()  # type: ignore[attr-defined]
+    assert page.start_button.isEnabled()  # type: ignore[attr-defined]
+    assert not page.resume_button.isEnabled()  # type: ignore[attr-defined]
