@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic import fsync_dir
-from ..errors import Cancelled, DatasetError, DiskError, UserError, disk_error
+from ..errors import Cancelled, DatasetError, UserError, disk_error
 from ..events import CancelToken, EventSink, RateMeter
 from ..provenance import versions
 from ..store import Dataset, DatasetWriter, remove_dataset, shard_dir
@@ -142,10 +142,8 @@ class ImportJob:
                 resumable=str(self.stage),
             )  # fmt: skip
             raise
-        except (DiskError, OSError) as exc:
-            disk = (
-                exc if isinstance(exc, DiskError) else disk_error(self.cfg.out, exc, resume=RESUME)
-            )
+        except OSError as exc:
+            disk = disk_error(self.cfg.out, exc, resume=RESUME)
             if disk is not None:  # the disk, not the import: what is staged stays for --resume
                 self.lock.release()
                 self.sink.emit("failed", job="import", message=str(disk), resumable=str(self.stage))
