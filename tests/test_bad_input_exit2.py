@@ -152,6 +152,13 @@ def case_generator_exit3(t: Path, data: Path) -> tuple[list[object], tuple[str, 
     )
 
 
+def case_import_of_a_fifo(t: Path, data: Path) -> tuple[list[object], tuple[str, ...]]:
+    """Issue 35.7: a FIFO nobody writes to held the import in open() for 485 s, deaf to
+    SIGTERM; it is refused before it is opened (the test's timeout catches a hang)."""
+    os.mkfifo(t / "pipe")
+    return ["import", t / "pipe", t / "i.h5", "--format", "jsonl"], ("pipe", "FIFO", "file first")
+
+
 CASES = {name[5:]: fn for name, fn in list(globals().items()) if name.startswith("case_")}
 
 
@@ -167,7 +174,7 @@ def test_bad_input_is_exit_2(tmp_path: Path, case: str) -> None:
     t.mkdir()
     args, expected = CASES[case](t, data)
     before = fingerprint(t)
-    r = guiapp(*args)
+    r = guiapp(*args, timeout=60)
     one_error_line(r, *expected)
     assert fingerprint(t) == before, "nothing may be written"
     assert not list(t.glob("*.lock")) and not lock_path(t / "g.h5").exists()

@@ -8,6 +8,7 @@ chunks, so memory stays bounded whatever the file size. Nothing here loads pickl
 
 from __future__ import annotations
 
+import stat
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -69,6 +70,21 @@ def display_name(path: Path, root: Path) -> str:
     return rel.as_posix() if str(rel) != "." else path.name
 
 
+def check_regular(path: Path) -> None:
+    """An input is a file or a folder: a FIFO, socket or device cannot be read twice or
+    resumed (and a FIFO without a writer would block the job in ``open``, deaf to a stop)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # a missing path: each source says so in its own words
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise UserError(
+            f"{path}: is {kind}; import reads files it can read twice and resume. Save the "
+            "data to a file first and import that"
+        )
+
+
 def open_source(
     fmt: str,
     src: Path,
@@ -89,6 +105,9 @@ def open_source(
     from .arrays import NpyDirSource, NpySource, NpzSource
     from .text import CsvSource, JsonlSource
 
+    check_regular(src)
+    if labels is not None:
+        check_regular(labels)
     if labels is not None and fmt not in ("npy", "npy-dir"):
         raise UserError(f"--labels is for --format npy and npy-dir; {fmt} files hold their labels")
     if fmt == "jsonl":
