@@ -129,3 +129,19 @@ def test_rc_average_gives_a_read_and_its_reverse_complement_the_same_probabiliti
     p_fwd, p_rc = both(fwd, y)[0], both(rc, y)[0]
     np.testing.assert_allclose(p_fwd, p_rc, rtol=0, atol=1e-6)
     np.testing.assert_allclose(p_fwd, (plain(fwd, y)[0] + plain(rc, y)[0]) / 2, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_bench_genomes_says_in_one_line_when_kraken2_is_missing() -> None:
+    """The whole bench on tiny genomes, with no kraken2 on PATH: guiapp's side measured,
+    the missing tool named in one line (about a minute: generate, train, predict)."""
+    r = guiapp(
+        "bench", "genomes", "--reads", "2000", "--species", "2", "--genomes", "2",
+        "--length", "5000", "--train-reads", "200", "--test-reads", "50", "--epochs", "1",
+        env={"PATH": "/nonexistent"},
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert sum("kraken2 is not installed" in x for x in lines) == 1
+    assert any(x.startswith("per-genome accuracy") for x in lines)
+    assert "numba" in lines[0] and "numpy" in lines[0]

@@ -166,6 +166,8 @@ def resolve_config(
         return genomes_config(
             n, seed, shape, dtype, params, augment, shard_rows, on_nonfinite, classes
         )
+    if n is None:
+        raise UserError("--n: missing; give the number of rows to generate, e.g. --n 100000")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise UserError(f"--n {n!r}: give the number of rows to generate (at least 1)")
     check_seed(seed)
