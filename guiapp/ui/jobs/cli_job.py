@@ -9,6 +9,7 @@ thread: no ``waitFor...`` calls, only signals and timers.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,17 @@ def error_line(stderr: str) -> str:
         if line.startswith(prefix):
             return line[len(prefix) :]
     return line
+
+
+def died_text(signal_number: int) -> str:
+    """What a crashed child's end says (Qt gives its signal as the exit code on Unix)."""
+    try:
+        name = f" ({signal.Signals(signal_number).name})" if signal_number else ""
+    except ValueError:
+        name = ""
+    if not signal_number:
+        return "the job process crashed"
+    return f"the job's process ended by signal {signal_number}{name}, without a last event"
 
 
 class CliJob(QObject):
@@ -278,8 +290,8 @@ class CliJob(QObject):
         elif crashed:
             if self.stop_requested:
                 self._finish("stopped", "killed: it did not stop within the grace period")
-            else:
-                self._finish("failed", error_line(self.stderr) or "the job process crashed")
+            else:  # the signal, not stderr's last line (a library's warning, often)
+                self._finish("failed", died_text(exit_code) or error_line(self.stderr))
         else:
             self._finish("finished", "done")
 

@@ -200,6 +200,7 @@ class JobsPanel(QDockWidget):
         row.on_status(job.status)
         job.finished.connect(lambda ok, message, job=job: self._job_ended(job, ok, message))
         job.status_changed.connect(lambda _s: self.changed.emit())
+        job.status_changed.connect(lambda s, job=job: self._job_resumed(job, s))
         self.changed.emit()
         return row
 
@@ -221,6 +222,12 @@ class JobsPanel(QDockWidget):
             self.show()
             self.raise_()
         elif self.failed_job is job:  # resumed and done: its failure is over
+            self.error_panel.hide()
+
+    def _job_resumed(self, job: CliJob, status: str) -> None:
+        """A failed job resumed (here or on its page): its failure is over, its panel goes."""
+        if status == "running" and self.failed_job is job:
+            self.failed_job = None
             self.error_panel.hide()
 
     def _log_of_failure(self) -> None:

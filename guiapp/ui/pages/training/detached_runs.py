@@ -6,6 +6,13 @@ A run left going when the window closed is handed over to a detached ``guiapp tr
 continues a run: the experiment's ``spec.json``, written from the recorded ``config.json``
 for a run from before experiments. Every setting (folds, test split, augmentation, class
 weights, ...) is in that file, so a resume never loses one.
+
+A run whose process died without a last event (``kill -9``, the OOM killer) failed, here
+as everywhere: :meth:`DetachedRuns.process_gone` ends its history as failed (the header,
+both Resume buttons and the error panels then agree; the run lock says no process holds
+it), says what the crash lost since the last checkpoint (``attempts.py``) and marks the
+attempt on the plots; a resume, from this page or the Jobs panel, clears the failure and
+says again what it trains twice.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from guiapp.core.train.run_lock import run_holder
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.jobs.run_tail import EventsTail, FollowedJob, process_alive, start_detached
+from guiapp.ui.pages.training.attempts import AttemptMarks, Loss, lost_steps
 
 RECENT_S = 120  # an unfinished events.jsonl touched this recently belongs to a live run
 
@@ -47,6 +55,56 @@ class DetachedRuns:
     loader: BackgroundCalls
     run_label: QLabel
     _after_stop: list[Any]
+    plots: Any
+    _attempt_marks: AttemptMarks | None = None
+    _marks_of: RunHistory | None = None
+    _loss: Loss | None = None
+
+    # ------------------------------------------------------------------ attempts
+    def attempt_marks(self) -> AttemptMarks:
+        """The attempt marks of the history shown (cleared when another is shown)."""
+        if self._marks_of is not self.history or self._attempt_marks is None:
+            if self._attempt_marks is not None:
+                self._attempt_marks.clear()
+            p = self.plots
+            plots = [p.loss_plot, p.acc_plot, p.rate_plot, p.wait_plot]
+            self._attempt_marks = AttemptMarks(plots, [p.loss_plot, p.acc_plot])
+            self._marks_of, self._loss = self.history, None
+        return self._attempt_marks
+
+    def process_gone(self, status: str, message: str) -> str:
+        """The owned job ended with ``status``: when its run wrote no last event (its
+        process was killed), the run ends so in its history too, with what the crash lost
+        since the last checkpoint. Returns the message to show."""
+        h = self.history
+        if h.status != "running" or status == "finished":
+            return message
+        loss = lost_steps(h)
+        reason = message or "the training process ended without a last event"
+        if loss is not None:
+            reason += f"; {loss.text()}"
+            self.attempt_marks().died(float(h.step.last() or 0.0), loss)
+            self._loss = loss
+        h.feed({"event": status if status == "stopped" else "failed", "reason": reason})
+        return reason
+
+    def _job_status(self, status: str) -> None:
+        """The owned job's status changed: a resume (here or in the Jobs panel) of a run
+        that ended is running again; its failure is over everywhere."""
+        if status == "running" and self.history.status in ("failed", "stopped"):
+            self._clear_outcome()
+            if self.run is not None:
+                self.run["status"] = "running"
+                if self.job is not None:
+                    self.run["pid"] = self.job.pid()
+                self.project_changed.emit()
+            loss = self._loss if self._marks_of is self.history else None
+            text = f"Resumed (attempt {self.attempt_marks().attempts})" + (
+                f": {loss.text()}" if loss is not None else ""
+            )
+            self.history.log.append(text)
+            self.notify(text)
+        self._update_buttons()
 
     # ------------------------------------------------------------------ closing
     def leave_or_stop(self, leave_running: bool, then: Any) -> None:
@@ -111,10 +169,7 @@ class DetachedRuns:
             self.tail.start(history.offset)
             self.history.log.append("reattached to the running job")
         elif history.status == "running":
-            history.status = "failed"
-            history.log.append(
-                "the run's process is gone without a last event; Resume continues it"
-            )
+            self.process_gone("failed", "the run's process is gone without a last event")
         self._update_buttons()
 
     def _tail_event(self, event: dict[str, Any]) -> None:
@@ -129,9 +184,7 @@ class DetachedRuns:
     def _tail_exited(self, _why: str) -> None:
         """The followed process is gone; it wrote no last event (else it ended already)."""
         if self.history.status == "running":
-            self.history.feed(
-                {"event": "failed", "reason": "the process ended without a last event"}
-            )
+            self.process_gone("failed", "the process ended without a last event")
             self.end_followed("failed")
             self._ended("failed")
 

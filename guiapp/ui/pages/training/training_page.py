@@ -357,7 +357,7 @@ class TrainingPage(DetachedRuns, Page):
         self.job = job
         job.event.connect(self._job_event)
         job.finished.connect(self._job_finished)
-        job.status_changed.connect(lambda _s: self._update_buttons())
+        job.status_changed.connect(self._job_status)  # a resume clears its failure
 
     def _job_event(self, event: dict[str, Any]) -> None:
         if self.sender() is self.job:
@@ -399,6 +399,7 @@ class TrainingPage(DetachedRuns, Page):
         if job is None:
             return
         status = job.status
+        message = self.process_gone(status, message)  # killed: what the crash lost
         line = f"failed: {message}"
         if status == "failed" and message and line not in self.history.log[-3:]:
             self.history.log.append(line)

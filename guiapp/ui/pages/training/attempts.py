@@ -1,0 +1,107 @@
+"""A run's attempts: what a crash lost, and where each attempt starts on the plots.
+
+A training process that dies without a last event (``kill -9``, the OOM killer, a power
+cut) leaves its run at its last checkpoint. :func:`lost_steps` reads that checkpoint's
+position (``checkpoints/last.h5``, its ``position`` attribute: the global step it holds;
+none yet: step 0) against the last step the run logged, so the page can say what the
+crash cost and what Resume will train again. :class:`AttemptMarks` draws, on the Training
+page's plots, a red dashed line where an attempt died and a dashed line where the next
+one starts again (its checkpoint), each labelled; the steps in between are the dead
+attempt's, trained again by the next one.
+
+Qt-free reading (h5py attributes only, no TensorFlow), plus the marks' pyqtgraph items.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import h5py
+import pyqtgraph as pg
+
+DIED = (230, 80, 80, 200)
+RESUMED = (120, 200, 120, 200)
+
+
+def checkpoint_step(run_dir: str | Path) -> int | None:
+    """The global step the run's last checkpoint holds (None: there is none, or it cannot
+    be read; the resume then says so itself)."""
+    path = Path(run_dir) / "checkpoints" / "last.h5"
+    try:
+        with h5py.File(path, "r", locking=False) as f:
+            position = json.loads(str(f.attrs["position"]))
+        return int(position.get("global_step", 0))
+    except (OSError, KeyError, ValueError, TypeError):
+        return None
+
+
+@dataclass
+class Loss:
+    """What a dead attempt lost: the last step it logged and the checkpoint's step."""
+
+    last_step: int
+    checkpoint: int | None  # None: no checkpoint yet, Resume starts from step 0
+
+    @property
+    def steps(self) -> int:
+        return max(0, self.last_step - (self.checkpoint or 0))
+
+    def text(self) -> str:
+        if self.checkpoint is None:
+            return (
+                f"no checkpoint yet: the {self.steps:,} steps done are lost, and training "
+                "starts again at step 0"
+            )
+        if not self.steps:
+            return f"nothing lost: the last checkpoint holds step {self.checkpoint:,}"
+        return (
+            f"the last checkpoint holds step {self.checkpoint:,}: the {self.steps:,} steps "
+            f"after it (to step {self.last_step:,}) are lost and trained again"
+        )
+
+
+def lost_steps(history: Any) -> Loss | None:
+    """What resuming ``history``'s run now loses (None before its first logged step)."""
+    run_dir = history.started.get("run_dir")
+    last = history.last_batch.get("global_step")
+    if not isinstance(last, int) or not run_dir:
+        return None
+    return Loss(last, checkpoint_step(run_dir))
+
+
+class AttemptMarks:
+    """Dashed lines on the plots where an attempt died and where the next one started."""
+
+    def __init__(self, plots: list[pg.PlotItem], labelled: list[pg.PlotItem]) -> None:
+        self.plots = plots
+        self.labelled = set(map(id, labelled))
+        self.lines: list[tuple[pg.PlotItem, pg.InfiniteLine]] = []
+        self.attempts = 1
+
+    def died(self, x: float, loss: Loss) -> None:
+        """Attempt n died at plot position ``x``; the next resumes ``loss.steps`` before it."""
+        n = self.attempts
+        self._line(x, f"attempt {n} died", DIED)
+        self._line(x - loss.steps, f"attempt {n + 1} from here", RESUMED)
+        self.attempts += 1
+
+    def _line(self, x: float, label: str, color: tuple[int, ...]) -> None:
+        for plot in self.plots:
+            line = pg.InfiniteLine(
+                pos=x,
+                angle=90,
+                pen=pg.mkPen(color, width=1, style=pg.QtCore.Qt.PenStyle.DashLine),
+                label=label if id(plot) in self.labelled else None,
+                labelOpts={"position": 0.85, "color": color, "anchors": [(1, 0), (1, 0)]},
+            )
+            plot.addItem(line, ignoreBounds=True)
+            self.lines.append((plot, line))
+
+    def clear(self) -> None:
+        for plot, line in self.lines:
+            plot.removeItem(line)
+        self.lines.clear()
+        self.attempts = 1
