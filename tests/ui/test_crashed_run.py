@@ -89,6 +89,9 @@ def test_a_killed_run_is_failed_everywhere_and_resume_says_what_it_lost(
     assert "signal 9 (SIGKILL)" in what
     assert f"the last checkpoint holds step {kept}: the {last - kept} steps after it" in what
     assert marks(training.plots.loss_plot) == ["attempt 1 died", "attempt 2 from here"]
+    runs = window.page("Runs")  # its events end without a last event: no lock, no writer
+    qtbot.waitUntil(lambda: runs.runs.get(str(run), {}).get("status") == "failed", timeout=10_000)
+    assert runs.table.item(0, 1).text() == "failed"
 
     row.resume_button.click()  # from the Jobs panel: the page follows
     qtbot.waitUntil(lambda: job.status == "running", timeout=LONG)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import errors
 from ..errors import UserError
-from ..pipeline import AugmentSpec, BatchPipeline, SplitSpec
+from ..pipeline import AugmentSpec, BatchPipeline
 from ..pipeline.group_split import split_mask
 from ..store import Dataset
 from .checkpoint import assign_all, load_checkpoint
@@ -103,7 +103,7 @@ def prepare_run(
     local = dev.local_replicas
     per_replica = cfg.batch
     global_batch = per_replica * dev.replicas
-    splits = SplitSpec(val=cfg.val, test=cfg.test, folds=cfg.folds, fold=cfg.fold, seed=cfg.seed)
+    splits = cfg.splits()
     val_split = cfg.validation_split()
     train_mask = split_mask(ds, splits, "train", fraction=cfg.fraction, split_by=cfg.split_by)
     val_mask = split_mask(ds, splits, val_split, split_by=cfg.split_by) if val_split else None

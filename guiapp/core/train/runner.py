@@ -125,7 +125,13 @@ class TrainingJob:
             class_names=ds.class_names,
             train_rows=prep.steps * prep.global_batch,
             val_rows=prep.val.rows_per_epoch if prep.val else 0,
-            split=describe_split(ds, cfg.splits(), fraction=cfg.fraction, split_by=cfg.split_by),
+            split=describe_split(
+                ds,
+                cfg.splits(),
+                fraction=cfg.fraction,
+                split_by=cfg.split_by,
+                block_rows=cfg.block_rows_for(len(ds)),
+            ),
             resumed_from=({"epoch": state.epoch, "step": state.step} if self.resume else None),
         )
 

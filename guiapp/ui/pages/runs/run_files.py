@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from guiapp.core.train.history import END_EVENTS, RunHistory, feed_events_file
+from guiapp.core.train.run_lock import run_active
 from guiapp.core.train.runfolder import read_json_object
 
 
@@ -37,6 +38,11 @@ def read_run(path: str) -> dict[str, Any]:
     trial = _best_trial(folder) or events.parent
     report = read_json_object(trial / "report.json") or dict(history.evaluation)
     config = read_json_object(trial / "config.json")
+    status = history.status if history.events else "no events"
+    if status == "running" and not run_active(folder):
+        # the lock is the liveness truth: the writer takes it before it touches the folder
+        # and the kernel drops it when the process dies (kill -9 leaves no last event)
+        status = "failed"
     return {
         "path": path,
         "folder": str(events.parent),
@@ -45,7 +51,7 @@ def read_run(path: str) -> dict[str, Any]:
         "config": config.get("config", {}),
         "dataset": config.get("dataset", {}),
         "split": config.get("split", {}),
-        "status": history.status if history.events else "no events",
+        "status": status,
         "duration_s": segments.total_s(),
         "best": best_checkpoint(history),
     }
