@@ -243,6 +243,8 @@ def build_spec(args: argparse.Namespace) -> Any:
     all_folds = folds > 0 and settings.get("fold") is None
     settings["fold"] = settings.get("fold") or 0
     settings["tensorboard"] = not args.no_tensorboard
+    if args.resume:
+        settings.update(recorded_settings(Path(str(settings["out"]))))
     base = TrainConfig.from_json({k: v for k, v in settings.items() if v is not None}, "options")
     return ExperimentSpec(
         base=base,
@@ -254,6 +256,23 @@ def build_spec(args: argparse.Namespace) -> Any:
         seed=args.sample_seed or 0,
         parallel_trials=args.parallel_trials,
     )
+
+
+def recorded_settings(out: Path) -> dict[str, Any]:
+    """What a run or experiment in ``out`` ran with that is not an option (its split sizes:
+    runs from before exact sizes keep theirs), for the same command with ``--resume``."""
+    import json
+
+    from ..core.train.config import recorded_defaults
+
+    for name, key in (("spec.json", "base"), ("config.json", "config")):
+        try:
+            recorded = json.loads((out / name).read_text(encoding="utf-8"))[key]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(recorded, dict):
+            return {"split_sizes": recorded_defaults(recorded)["split_sizes"]}
+    return {}
 
 
 def project_settings(project_file: str, name: str) -> dict[str, Any]:

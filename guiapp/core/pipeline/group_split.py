@@ -176,13 +176,40 @@ def split_mask(
 
 
 def describe_split(
-    ds: Any, splits: SplitSpec, *, fraction: float = 1.0, split_by: str = "groups"
+    ds: Any,
+    splits: SplitSpec,
+    *,
+    fraction: float = 1.0,
+    split_by: str = "groups",
+    block_rows: int | None = None,
 ) -> dict[str, Any]:
     """How a run splits its dataset, for its config and for the user: ``by`` (groups or
-    rows), and with groups the groups and rows of each split."""
+    rows), the rows of each split (train after its fraction; by rows only with
+    ``block_rows``, the run's) and with groups the groups of each."""
+    got = dataset_assignment(ds, splits) if split_by == "groups" else None
+    if got is not None:
+        return {"by": "groups", "total_groups": int(len(got.ids)), **got.summary(fraction)}
     if split_by == "rows":
-        return {"by": "rows", "note": "rows: groups may cross splits"}
-    got = dataset_assignment(ds, splits)
-    if got is None:
-        return {"by": "rows", "note": "the dataset has no groups: each row is its own group"}
-    return {"by": "groups", "total_groups": int(len(got.ids)), **got.summary(fraction)}
+        out: dict[str, Any] = {"by": "rows", "note": "rows: groups may cross splits"}
+    else:
+        out = {"by": "rows", "note": "the dataset has no groups: each row is its own group"}
+    if block_rows:
+        out["rows"] = row_split_sizes(len(ds), splits, block_rows, fraction)
+    return out
+
+
+def row_split_sizes(
+    rows: int, splits: SplitSpec, block_rows: int, fraction: float = 1.0
+) -> dict[str, int]:
+    """Rows of each split when blocks of ``block_rows`` rows are split (train after its
+    ``fraction``)."""
+    from .read_plan import ReadPlan
+
+    out = {}
+    for name in ("train", "val", "test"):
+        plan = ReadPlan(
+            rows=max(1, rows), batch_size=1, block_rows=block_rows, split=name,
+            splits=splits, fraction=fraction if name == "train" else 1.0,
+        )  # fmt: skip
+        out[name] = int(plan.block_lengths(plan.selected_blocks()).sum()) if rows else 0
+    return out

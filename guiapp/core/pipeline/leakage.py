@@ -174,7 +174,13 @@ def split_preview(path: str, cfg: Any) -> tuple[list[str], bool]:
     from .group_split import describe_split
 
     with Dataset(path) as ds:
-        d = describe_split(ds, cfg.splits(), fraction=cfg.fraction, split_by=cfg.split_by)
+        d = describe_split(
+            ds,
+            cfg.splits(),
+            fraction=cfg.fraction,
+            split_by=cfg.split_by,
+            block_rows=cfg.block_rows_for(len(ds)),
+        )
         lineage = ds.provenance.get("lineage") or {}  # an import's: the group field's name
         field = str(lineage.get("group_field") or "group")
         lines: list[str] = []
@@ -191,6 +197,11 @@ def split_preview(path: str, cfg: Any) -> tuple[list[str], bool]:
             if ds.has_groups
             else "The dataset has no groups: each row is its own group"
         )
+        r = d.get("rows") or {}
+        if r:
+            held = "validation" if cfg.folds == 0 else "each fold"
+            text = f"Train {r['train']:,} rows; {held} {r['val']:,} rows"
+            lines.append(text + (f"; test {r['test']:,} rows" if r["test"] else ""))
         if ds.has_groups or len(ds) > PREVIEW_DUPLICATE_ROWS:
             return lines, cfg.split_by == "rows" and ds.has_groups
         codes = row_split_codes(ds, cfg.splits(), cfg.block_rows_for(len(ds)), "rows")

@@ -65,6 +65,9 @@ class SplitSpec:
     folds: int = 0
     fold: int = 0
     seed: int = 0
+    #: Splits, folds and fractions of the sizes asked, to within one block (runs from before
+    #: this field drew each block's split by its hash alone: sizes off by several blocks).
+    exact: bool = True
 
     def __post_init__(self) -> None:
         if not (0.0 <= self.val < 1.0 and 0.0 <= self.test < 1.0 and self.val + self.test < 1.0):
@@ -77,7 +80,9 @@ class SplitSpec:
             )
 
     def assign(self, block_ids: np.ndarray) -> np.ndarray:
-        """Split code per block: 0 train, 1 val, 2 test."""
+        """Split code per block (``block_ids``: all of the dataset's): 0 train, 1 val, 2 test."""
+        if self.exact:
+            return self._assign_exact(block_ids)
         u = block_uniform(block_ids, self.seed, 0)
         out = np.zeros(len(block_ids), dtype=np.int8)
         test = u < self.test
@@ -88,6 +93,36 @@ class SplitSpec:
             out[(u >= self.test) & (u < self.test + self.val)] = 1
         out[test] = 2
         return out
+
+    def _assign_exact(self, block_ids: np.ndarray) -> np.ndarray:
+        """As many blocks per split as asked (rounded): the blocks ranked by their hash, the
+        first ``round(test * n)`` the test split, then the validation split's (or the folds,
+        as equal as whole blocks allow, over the rest)."""
+        n = len(block_ids)
+        out = np.zeros(n, dtype=np.int8)
+        order = np.argsort(block_uniform(block_ids, self.seed, 0), kind="stable")
+        n_test = round(self.test * n)
+        rest = order[n_test:]
+        if self.folds:
+            rest = rest[np.argsort(block_uniform(block_ids[rest], self.seed, 1), kind="stable")]
+            fold = np.arange(len(rest)) * self.folds // max(1, len(rest))
+            out[rest[fold == self.fold]] = 1
+        else:
+            out[rest[: round(self.val * n)]] = 1
+        out[order[:n_test]] = 2
+        return out
+
+    def keep_fraction(self, ids: np.ndarray, fraction: float) -> np.ndarray:
+        """The ``fraction`` of the blocks ``ids`` a data-scaling trial keeps (at least one)."""
+        u = block_uniform(ids, self.seed, 2)
+        if self.exact:
+            keep = np.zeros(len(ids), dtype=bool)
+            keep[np.argsort(u, kind="stable")[: max(1, round(fraction * len(ids)))]] = True
+            return keep
+        keep = u < fraction
+        if not keep.any() and len(ids):
+            keep[np.argmin(u)] = True
+        return keep
 
 
 @dataclass(frozen=True)
@@ -171,10 +206,7 @@ class ReadPlan:
             code = {"train": 0, "val": 1, "test": 2}[self.split]
             ids = ids[self.splits.assign(ids) == code]
         if self.fraction < 1.0:
-            keep = block_uniform(ids, self.splits.seed, 2) < self.fraction
-            if not keep.any() and len(ids):
-                keep[np.argmin(block_uniform(ids, self.splits.seed, 2))] = True
-            ids = ids[keep]
+            ids = ids[self.splits.keep_fraction(ids, self.fraction)]
         return ids
 
     def epoch_blocks(self, epoch: int) -> np.ndarray:

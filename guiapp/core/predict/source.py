@@ -20,7 +20,7 @@ from ..errors import FileError, UserError
 from ..pipeline.group_split import split_mask
 from ..pipeline.read_plan import SPLITS, ReadPlan, SplitSpec
 from ..store import Dataset
-from ..train.config import TrainConfig
+from ..train.config import TrainConfig, recorded_defaults
 
 
 @dataclass
@@ -48,7 +48,7 @@ class ModelSource:
         known.update(
             {
                 k: v
-                for k, v in self.run_config.items()
+                for k, v in recorded_defaults(self.run_config).items()
                 if k in TrainConfig.__dataclass_fields__ and k not in known
             }
         )

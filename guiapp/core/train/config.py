@@ -51,6 +51,10 @@ class TrainConfig:
     #: whole (rows without groups are each their own group); ``rows`` lets groups cross
     #: splits, and the run says so wherever it shows its scores.
     split_by: str = "groups"
+    #: ``exact``: splits, folds and fractions hold as many blocks as asked (to within one
+    #: block); ``hash``: each block's split drawn by its hash alone, as runs from before
+    #: ``exact`` were (a resumed or re-read old run keeps it: :func:`recorded_defaults`).
+    split_sizes: str = "exact"
 
     @classmethod
     def from_json(cls, obj: Any, where: str = "config") -> TrainConfig:
@@ -102,6 +106,8 @@ class TrainConfig:
             keep.pop("early_stopping", None)
         if keep.get("split_by") == "groups":  # runs from before grouped splits keep theirs
             keep.pop("split_by", None)
+        if keep.get("split_sizes") == "hash":  # ... and runs from before exact split sizes
+            keep.pop("split_sizes", None)
         return keep
 
     def splits(self, fold: int | None = None) -> Any:
@@ -109,7 +115,10 @@ class TrainConfig:
         from ..pipeline.read_plan import SplitSpec
 
         f = (self.fold if fold is None else fold) if self.folds else 0
-        return SplitSpec(val=self.val, test=self.test, folds=self.folds, fold=f, seed=self.seed)
+        return SplitSpec(
+            val=self.val, test=self.test, folds=self.folds, fold=f, seed=self.seed,
+            exact=self.split_sizes == "exact",
+        )  # fmt: skip
 
     def identity(self) -> str:
         keep = self.identity_fields()
@@ -131,6 +140,19 @@ class TrainConfig:
             else:
                 out.append(f"{name}: the run has {json.dumps(then)}, now {json.dumps(now)}")
         return out
+
+
+def recorded_defaults(recorded: dict[str, Any]) -> dict[str, Any]:
+    """A config recorded by an earlier guiapp (a run's ``config.json``, an experiment's
+    ``spec.json`` base), with the settings it ran with where a later field's default
+    differs: its split sizes were drawn by hash."""
+    return {"split_sizes": "hash", **recorded}
+
+
+def check_split_sizes(cfg: TrainConfig) -> str | None:
+    if cfg.split_sizes in ("exact", "hash"):
+        return None
+    return f"split_sizes {cfg.split_sizes!r}: use exact (the default) or hash"
 
 
 #: Fields that may change between a run and its resume.
@@ -276,6 +298,7 @@ CHECKS: list[Callable[[TrainConfig], str | None]] = [
     check_class_weights,
     check_devices,
     check_split_by,
+    check_split_sizes,
 ]
 
 

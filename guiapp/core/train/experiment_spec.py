@@ -25,7 +25,7 @@ import numpy as np
 
 from ..atomic import atomic_write_text
 from ..errors import UserError
-from .config import TrainConfig
+from .config import TrainConfig, recorded_defaults
 from .trial_params import apply_params, check_param_names
 
 SPEC_FORMAT = "guiapp-experiment"
@@ -193,7 +193,9 @@ class ExperimentSpec:
         if unknown:
             raise UserError(f"{where}: unknown experiment setting(s) {', '.join(unknown)}")
         fields_ = {k: v for k, v in obj.items() if k not in ("format", "version", "base")}
-        return cls(base=TrainConfig.from_json(obj.get("base"), f"{where}: base"), **fields_)
+        base = obj.get("base")
+        base = recorded_defaults(base) if isinstance(base, dict) else base
+        return cls(base=TrainConfig.from_json(base, f"{where}: base"), **fields_)
 
     def save(self) -> None:
         """Write ``OUT/spec.json`` atomically."""
@@ -227,7 +229,9 @@ class ExperimentSpec:
             recorded = json.loads((folder / "config.json").read_text(encoding="utf-8"))["config"]
         except (OSError, ValueError, KeyError, TypeError):
             raise UserError(f"{folder}: neither spec.json nor config.json: no run here") from None
-        cfg = dataclasses.replace(TrainConfig.from_json(recorded), out=str(folder))
+        cfg = dataclasses.replace(
+            TrainConfig.from_json(recorded_defaults(recorded)), out=str(folder)
+        )
         return cls(base=cfg)
 
 

@@ -168,7 +168,13 @@ def resolved_config(
             # A genomes dataset's tokenizer: predict reads FASTA/FASTQ with exactly it.
             "tokenizer": dataset_tokenizer(ds.provenance, ds.sample_shape),
         },
-        "split": describe_split(ds, cfg.splits(), fraction=cfg.fraction, split_by=cfg.split_by),
+        "split": describe_split(
+            ds,
+            cfg.splits(),
+            fraction=cfg.fraction,
+            split_by=cfg.split_by,
+            block_rows=cfg.block_rows_for(len(ds)),
+        ),
         "devices": dev.description,
         "replicas": dev.replicas,
         "global_batch": global_batch,

@@ -13,14 +13,20 @@ import numpy as np
 
 from ..pipeline.group_split import split_mask
 from ..pipeline.read_plan import ReadPlan
-from .config import TrainConfig
+from .config import TrainConfig, recorded_defaults
 
 
 def config_of(recorded: dict[str, Any]) -> TrainConfig:
     """A ``TrainConfig`` from a recorded config (``config.json``'s ``"config"``), keeping
     only the fields this version knows."""
     known: dict[str, Any] = {"data": "", "model": {}, "out": ""}
-    known.update({k: v for k, v in recorded.items() if k in TrainConfig.__dataclass_fields__})
+    known.update(
+        {
+            k: v
+            for k, v in recorded_defaults(recorded).items()
+            if k in TrainConfig.__dataclass_fields__
+        }
+    )
     return TrainConfig(**known)
 
 
