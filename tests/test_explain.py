@@ -5,7 +5,6 @@ weights are randomised (Adebayo et al., 2018); bad rows and methods are one line
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -13,7 +12,8 @@ import numpy as np
 import pytest
 from conftest import generated, guiapp
 
-from guiapp.core.explain.job import read_explained
+from guiapp.core.events import EventSink
+from guiapp.core.explain.job import ExplainConfig, read_explained, run_explain
 from guiapp.core.store import Dataset
 
 MASS_METHODS = ("integrated_gradients", "occlusion", "hirescam")
@@ -80,15 +80,6 @@ def test_explain_maps_cache_and_mass_on_the_blob(trained: tuple[Path, Path]) -> 
     assert r.returncode == 0 and f"0 computed, {len(rows)} from the cache" in r.stderr, r.stderr
     assert [f.stat().st_mtime_ns for f in files] == stamps
 
-    # a chosen class: its own file, explained for that class
-    r = guiapp("explain", "--model", run, "--data", data, "--rows", rows[0], "--class", "ring",
-               "--methods", "occlusion", "--events", "-")  # fmt: skip
-    assert r.returncode == 0, r.stderr[-2000:]
-    events = [json.loads(line) for line in r.stdout.splitlines()]
-    assert events[-1]["event"] == "finished" and events[-1]["computed"] == 1
-    got = read_explained(events[-1]["files"][0])
-    assert got["meta"]["target_name"] == "ring" and list(got["meta"]["methods"]) == ["occlusion"]
-
     # bad input: one line, exit 2
     for args, words in (
         (["--rows", "99999"], "--rows 99999"),
@@ -127,3 +118,14 @@ def test_maps_change_when_the_weights_are_randomised(trained: tuple[Path, Path])
     for m in MASS_METHODS:
         assert np.nanmean(corr[m]) < 0.8, f"{m}: the random model's map is the trained one's"
         assert np.mean(drop[m]) > 0.1, f"{m}: the random model puts as much mass on the blob"
+
+    # a chosen class: its own file, explained for that class (run here, TensorFlow loaded)
+    sink = EventSink()
+    got_events: list[dict] = []
+    sink.listeners.append(got_events.append)
+    cfg = ExplainConfig(str(run), str(data), [int(rows[0])], target="ring", methods=["occlusion"])
+    result = run_explain(cfg, sink)
+    assert result["computed"] == 1 and result["files"][0].endswith(f"row{rows[0]}-c2.npz")
+    got = read_explained(result["files"][0])
+    assert got["meta"]["target_name"] == "ring" and got["meta"]["methods"] == ["occlusion"]
+    assert [e["event"] for e in got_events] == ["started", "progress", "explained", "finished"]

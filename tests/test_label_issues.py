@@ -128,3 +128,14 @@ def test_confident_learning_rule_by_hand() -> None:
     assert th3[1] == np.inf
     order = np.array([2, 5, 0, 1, 3, 4])
     assert class_ranks(y, order, 2).tolist() == [2, 3, 1, 2, 3, 1]
+
+
+@pytest.mark.slow
+def test_planted_label_noise_in_10000_images() -> None:
+    """The benchmark's image case (docs/BENCHMARKS.md): 10,000 patterns2d rows, 5% flipped,
+    cnn2d-small over 5 folds; the top N of the ranking holds >= 80% of the flipped rows."""
+    from guiapp.bench.label_noise import measure
+
+    got = measure("patterns2d", 10_000, 0.05, folds=5, epochs=3, seed=5)
+    assert got["top_n_precision_recall"] >= 0.8, got  # type: ignore[operator]
+    assert got["flagged_recall"] >= 0.8, got  # type: ignore[operator]
