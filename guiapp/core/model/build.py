@@ -35,7 +35,13 @@ def layer_seed(spec_seed: int, index: tuple[int, ...], part: str = "") -> int:
 
 
 def _init(k: Any, name: str, seed: int) -> Any:
-    return type(k.initializers.get(name))(seed=seed)
+    """Keras's initializer of that name with the layer's seed; those that draw nothing
+    (zeros, ones, constant, identity) take none. Aliases keep Keras's defaults
+    (``"normal"``: RandomNormal, stddev 0.05)."""
+    init = k.initializers.get(name)
+    if "seed" not in init.get_config():
+        return init
+    return init.__class__.from_config({**init.get_config(), "seed": seed})
 
 
 def _layer(k: Any, node: Node, seed: int, dtype: str | None) -> Any:

@@ -29,6 +29,9 @@ ACTIVATIONS = (
     "softmax",
     "log_softmax",
 )
+#: Every weight initializer Keras accepts by name (``keras.initializers.get``), aliases
+#: included: the seed's own model says ``"normal"`` (Keras's RandomNormal, stddev 0.05).
+#: Not ``identity`` (square 2-D kernels only) nor ``constant`` (needs a value).
 INITIALIZERS = (
     "glorot_uniform",
     "glorot_normal",
@@ -36,6 +39,17 @@ INITIALIZERS = (
     "he_normal",
     "lecun_uniform",
     "lecun_normal",
+    "normal",
+    "random_normal",
+    "uniform",
+    "random_uniform",
+    "truncated_normal",
+    "variance_scaling",
+    "orthogonal",
+    "zeros",
+    "zero",
+    "ones",
+    "one",
 )
 
 
