@@ -129,3 +129,41 @@ def test_maps_change_when_the_weights_are_randomised(trained: tuple[Path, Path])
     got = read_explained(result["files"][0])
     assert got["meta"]["target_name"] == "ring" and got["meta"]["methods"] == ["occlusion"]
     assert [e["event"] for e in got_events] == ["started", "progress", "explained", "finished"]
+
+
+def test_embed_writes_activations_predictions_and_their_pca(
+    trained: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import h5py
+
+    from guiapp.core.explain.embed import read_embedding
+    from guiapp.core.predict.table import PredictionTable
+
+    data, run = trained
+    out = tmp_path / "emb.h5"
+    r = guiapp("embed", "--model", run, "--data", data, "--out", out, "--max-rows", 400)
+    assert r.returncode == 0, r.stderr[-2000:]
+    emb = read_embedding(out)
+    rows = emb["row"]
+    assert len(rows) == 400 and (np.diff(rows) > 0).all() and rows.max() < 1500  # sampled
+    with h5py.File(out, "r") as f:
+        feats = np.asarray(f["features"], np.float64)
+        mean, comps = f.attrs["pca_mean"], f.attrs["pca_components"]
+        ratio = f.attrs["explained_variance_ratio"]
+    assert feats.shape == (400, 64) and ratio[0] >= ratio[1] > 0
+    assert np.allclose((feats - mean) @ comps.T, emb["pca"], atol=1e-4)
+    with Dataset(data) as ds:
+        assert (emb["label"] == ds.read_labels()[rows]).all()
+    # the penultimate layer and the head give the model's own predictions
+    table = PredictionTable(run / "predictions.h5")
+    cols = table.read_all()
+    common, a, b = np.intersect1d(rows, cols["row"], return_indices=True)
+    assert len(common) > 20 and (emb["pred"][a] == cols["pred"][b]).all()
+    assert np.allclose(emb["prob"][a], cols["prob"][b], atol=1e-4)
+    # the classes stand apart on the map: nearest class centre beats chance (0.2) by far
+    pca, y = emb["pca"], emb["label"]
+    centres = np.array([pca[y == k].mean(axis=0) for k in range(5)])
+    nearest = np.argmin(((pca[:, None] - centres[None]) ** 2).sum(axis=-1), axis=1)
+    assert (nearest == y).mean() > 0.5
+    r = guiapp("embed", "--model", run, "--data", data, "--out", out, "--max-rows", 1)
+    assert r.returncode == 2 and "--max-rows 1" in r.stderr and len(r.stderr.splitlines()) == 1

@@ -81,6 +81,7 @@ COMMAND_MODULES: dict[str, str] = {
     "export": "export",
     "labels": "labels",
     "explain": "explain",
+    "embed": "embed",
     "bench": "bench",
     "self-test": "self_test",
 }

@@ -27,6 +27,7 @@ otherwise is explained on its output. TensorFlow is imported inside these functi
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,8 @@ class Explainer:
     def __init__(self, model: Any) -> None:
         import keras
 
+        # Keras 3 warns at every call of a one-input model given a bare tensor (not [x])
+        warnings.filterwarnings("ignore", message="The structure of `inputs` doesn't match")
         self.model = model
         self.x_shape = tuple(int(s) for s in model.input_shape[1:])
         dtype = str(model.inputs[0].dtype).removeprefix("<dtype: '").removesuffix("'>")
@@ -108,6 +111,20 @@ class Explainer:
         if self.head.use_bias:
             z = z + self.head.bias
         return tf.concat([-z, z], axis=1) if self.sigmoid else z
+
+    def probabilities_of(self, feat: Any) -> np.ndarray:
+        """Class probabilities (n, C) from the features (the model's own output function)."""
+        tf = _tf()
+        if self.head is None:
+            p = np.asarray(feat)
+            return np.concatenate([1 - p, p], axis=1) if p.shape[1] == 1 else p
+        z = tf.matmul(feat, self.head.kernel)
+        if self.head.use_bias:
+            z = z + self.head.bias
+        if self.sigmoid:
+            s = np.asarray(tf.sigmoid(z))
+            return np.concatenate([1 - s, s], axis=1)
+        return np.asarray(tf.nn.softmax(z, axis=-1))
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """Class probabilities of a batch (n, C)."""
