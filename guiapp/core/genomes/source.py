@@ -368,3 +368,29 @@ def generate_rows(
 
 def columns(params: dict[str, Any]) -> dict[str, str]:
     return {GROUP: "int64", **params["kept"]}
+
+
+def preview(params: dict[str, Any], seed: int, length: int, rows: int = 4) -> list[dict[str, Any]]:
+    """A few rows as the source cuts them (the Generate dialog's preview): each row's
+    class, genome, place, bases and tokens. Reads the manifest's files: not for the GUI
+    thread."""
+    from .tokenizer import as_bases
+
+    p = resolve_params(params, seed, None, length)
+    n = min(rows, int(p["rows"]))
+    bases, genome, rec, pos, strand = read_windows(p, seed, 0, n, np.random.default_rng(seed))
+    x = tokenizer_of(p)(bases)
+    lib = _lib(p)
+    return [
+        {
+            "class": p["files"][int(genome[i])]["class"],
+            "group": p["files"][int(genome[i])]["group"],
+            "file": Path(p["files"][int(genome[i])]["file"]).name,
+            "contig": lib.record_names[int(rec[i])],
+            "position": int(pos[i]),
+            "strand": "-" if strand[i] else "+",
+            "bases": as_bases(bases[i]),
+            "tokens": [int(t) for t in x[i]],
+        }
+        for i in range(n)
+    ]

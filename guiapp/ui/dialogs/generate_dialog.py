@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMessageBox,
+    QPlainTextEdit,
     QPushButton,
     QSpinBox,
     QTabWidget,
@@ -38,7 +39,9 @@ from PySide6.QtWidgets import (
 
 from guiapp.core.generate import kmer1d, patterns2d
 from guiapp.core.generate.spec import BUILTIN_DEFAULTS
+from guiapp.core.genomes import source as genomes
 from guiapp.core.store.format import SAMPLE_DTYPES
+from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob, format_eta
 from guiapp.ui.widgets.augment_form import PREVIEW_ROWS, OfflineAugmentForm
 from guiapp.ui.widgets.form_fields import FileField, parse_count
@@ -46,12 +49,26 @@ from guiapp.ui.widgets.form_state import form_values, set_form_values
 from guiapp.ui.widgets.layouts import wrapping_label
 from guiapp.ui.widgets.outputs import check_dataset_output, resolve_output
 
-GENERATORS = {"patterns2d": patterns2d.DEFAULTS, "kmer1d": kmer1d.DEFAULTS}
+#: The genomes source's parameters in the form (the manifest has its own picker).
+GENOME_FORM = {k: v for k, v in genomes.DEFAULTS.items() if k not in ("manifest", "class_names")}
+GENERATORS = {"patterns2d": patterns2d.DEFAULTS, "kmer1d": kmer1d.DEFAULTS, "genomes": GENOME_FORM}
+#: Parameters chosen from a list (the genomes source's).
+CHOICES = {
+    "mode": genomes.MODES,
+    "strand": ("both", "forward"),
+    "non_acgt": ("pad", "random", "error"),
+    "short": ("pad", "drop"),
+    "encoding": ("auto", "exact", "hash"),
+}
+FLOAT_TEXT = {"coverage"}  # empty or a number, not only whole numbers
 USER_FILE = "User file (.py)…"
 FORM_KEYS = ("shape", "classes", "dtype")  # shown in the main form, not as parameters
 PARAM_HELP = {
     "difficulty": "0 = easy, 1 = hard: noise, overlap between classes",
     "genome_seed": "empty: the job's seed",
+    "coverage": "empty: reads per genome instead; else reads = coverage x genome / read length",
+    "stride": "tiling: bases between tiles (empty: the row length)",
+    "errors": "fraction of each read's bases substituted",
 }
 
 
@@ -106,6 +123,32 @@ class GenerateDialog(QDialog):
         self.params_box = QGroupBox("Generator parameters")
         self.params_form = QFormLayout(self.params_box)
         self.param_widgets: dict[str, QWidget] = {}
+        # The genomes source: a manifest (or a folder of class folders) and a preview of a
+        # few rows as bases and tokens (read on a worker thread: it reads the genomes).
+        self.manifest = FileField(
+            "Genome manifest",
+            "Manifests and genomes (*.tsv *.csv *.fa *.fasta *.fna *.fq *.fastq *.gz)",
+        )
+        self.manifest.setToolTip(
+            "a TSV/CSV of file, class[, group], or a folder with one sub-folder per class"
+        )
+        self.manifest.edit.textChanged.connect(self._changed)
+        self.genome_preview = QPlainTextEdit()
+        self.genome_preview.setReadOnly(True)
+        self.genome_preview.setMaximumHeight(120)
+        self.genome_preview.setPlaceholderText("Preview: a few rows as bases and tokens")
+        self.preview_button = QPushButton("Preview rows")
+        self.preview_button.clicked.connect(self.preview_genomes)
+        self.preview_calls = BackgroundCalls(threads=1, parent=self)
+        self.preview_calls.done.connect(self._preview_done)
+        self.preview_calls.failed.connect(
+            lambda _k, msg: self.genome_preview.setPlainText(f"No preview: {msg}")
+        )
+        self.genome_box = QGroupBox("Genomes")
+        genome_form = QFormLayout(self.genome_box)
+        genome_form.addRow("Manifest", self.manifest)
+        genome_form.addRow(self.preview_button, self.genome_preview)
+        self.genome_box.setVisible(False)
         self.user_params = QLineEdit()
         self.user_params.setPlaceholderText('JSON object, e.g. {"noise": 0.2}')
 
@@ -131,6 +174,7 @@ class GenerateDialog(QDialog):
         data_tab = QWidget()
         data_col = QVBoxLayout(data_tab)
         data_col.addLayout(form)
+        data_col.addWidget(self.genome_box)
         data_col.addWidget(self.params_box)
         data_col.addStretch(1)
         augment_tab = QWidget()
@@ -177,6 +221,10 @@ class GenerateDialog(QDialog):
     def _generator_changed(self, text: str) -> None:
         is_user = text == USER_FILE
         self.form.setRowVisible(self.user_file, is_user)
+        is_genomes = text == "genomes"  # its rows and classes come from the genome files
+        self.form.setRowVisible(self.rows, not is_genomes)
+        self.form.setRowVisible(self.classes, not is_genomes)
+        self.genome_box.setVisible(is_genomes)
         while self.params_form.rowCount():
             self.params_form.removeRow(0)
         self.param_widgets = {}
@@ -201,7 +249,12 @@ class GenerateDialog(QDialog):
 
     def _param_widget(self, key: str, value: Any) -> QWidget:
         widget: QWidget
-        if isinstance(value, bool):
+        if key in CHOICES:
+            widget = QComboBox()
+            widget.addItems(list(CHOICES[key]))
+            widget.setCurrentText(str(value))
+            widget.currentTextChanged.connect(self._changed)
+        elif isinstance(value, bool):
             widget = QCheckBox()
             widget.setChecked(value)
             widget.toggled.connect(self._changed)
@@ -230,6 +283,8 @@ class GenerateDialog(QDialog):
         for key, widget in self.param_widgets.items():
             if isinstance(widget, QCheckBox):
                 out[key] = widget.isChecked()
+            elif isinstance(widget, QComboBox):
+                out[key] = widget.currentText()
             elif isinstance(widget, QDoubleSpinBox):
                 out[key] = round(widget.value(), 6)
             elif isinstance(widget, QLineEdit):
@@ -238,9 +293,11 @@ class GenerateDialog(QDialog):
                     out[key] = None
                     continue
                 try:
-                    out[key] = int(text)
+                    out[key] = float(text) if key in FLOAT_TEXT else int(text)
                 except ValueError:
                     raise ValueError(f"{key}: {text!r} is not a whole number") from None
+        if self.generator.currentText() == "genomes":
+            out["manifest"] = self.manifest.path()
         return out
 
     def cli_args(self) -> list[str]:
@@ -253,6 +310,10 @@ class GenerateDialog(QDialog):
             raise ValueError("Generator file: choose a .py file defining generate(rng, n, params)")
         args = [out, "--generator", generator, "--n", str(n)]
         args += ["--classes", str(self.classes.value()), "--shape", self.shape.text().strip()]
+        if generator == "genomes":  # the genome files give the rows and the classes
+            if not self.manifest.path():
+                raise ValueError("Manifest: choose a genome manifest (file, class, group)")
+            args = [out, "--generator", generator, "--shape", self.shape.text().strip()]
         args += ["--dtype", self.dtype.currentText(), "--seed", str(self.seed.value())]
         args += ["--workers", str(self.workers.value())]
         params = self.params()
@@ -276,7 +337,8 @@ class GenerateDialog(QDialog):
 
         try:
             args = self.cli_args()
-            if self.generator.currentText() != USER_FILE:
+            # (genomes: the job reads the files; Plan and Preview show what it finds)
+            if self.generator.currentText() not in (USER_FILE, "genomes"):
                 resolve_config(
                     self.generator.currentText(),
                     n=parse_count(self.rows.text(), "Rows"),
@@ -292,6 +354,31 @@ class GenerateDialog(QDialog):
             return None
         self.show_message("")
         return args
+
+    def preview_genomes(self) -> None:
+        """A few rows as the genomes source cuts them: bases and tokens (worker thread)."""
+        from guiapp.core.store import parse_shape
+
+        try:
+            params = {k: v for k, v in self.params().items() if v is not None}
+            shape = parse_shape(self.shape.text().strip())
+        except ValueError as exc:
+            self.genome_preview.setPlainText(f"No preview: {exc}")
+            return
+        self.genome_preview.setPlainText("Reading the genomes…")
+        self.preview_calls.submit(
+            "genomes", genomes.preview, params, self.seed.value(), int(shape[0])
+        )
+
+    def _preview_done(self, _key: object, rows: object) -> None:
+        lines = []
+        for r in rows:  # type: ignore[attr-defined]
+            tokens = " ".join(map(str, r["tokens"][:12]))
+            lines.append(
+                f"{r['class']} · {r['group']} · {r['contig']}:{r['position']} {r['strand']}\n"
+                f"  {r['bases']}\n  {tokens} …"
+            )
+        self.genome_preview.setPlainText("\n".join(lines))
 
     def _show_augment(self) -> None:
         from guiapp.core.store import parse_shape
@@ -362,10 +449,14 @@ class GenerateDialog(QDialog):
         set_form_values(self, {k: v for k, v in values.items() if k != "generator"})
         params = values.get("params")
         if isinstance(params, dict):
+            if isinstance(params.get("manifest"), str):
+                self.manifest.set_path(params["manifest"])
             for key, value in params.items():
                 widget = self.param_widgets.get(key)
                 if isinstance(widget, QCheckBox):
                     widget.setChecked(bool(value))
+                elif isinstance(widget, QComboBox) and isinstance(value, str):
+                    widget.setCurrentText(value)
                 elif isinstance(widget, QDoubleSpinBox) and isinstance(value, (int, float)):
                     widget.setValue(float(value))
                 elif isinstance(widget, QLineEdit):

@@ -26,6 +26,8 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -46,6 +48,19 @@ from guiapp.ui.widgets.outputs import (
 def table_rows(path: str) -> np.ndarray:
     """The dataset rows of a predictions file (read on a worker thread)."""
     return PredictionTable(path).read("row")
+
+
+#: The per-group table's columns the dialog shows (``core/predict/groups.py``'s CSV).
+GROUP_COLUMNS = ("group", "rows", "mean_class_name", "mean_prob", "vote_share", "unclassified",
+                 "true_class_name")  # fmt: skip
+
+
+def group_rows(path: str) -> list[dict[str, str]]:
+    """The per-group (per-genome) table's lines (read on a worker thread)."""
+    import csv
+
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
 
 
 class PredictDialog(QDialog):
@@ -84,6 +99,11 @@ class PredictDialog(QDialog):
         self.top_k.setRange(1, 100)
         self.top_k.setValue(5)
         self.probs = QCheckBox("keep the full probability vector")
+        self.rc_average = QCheckBox("average both strands (k-mer rows: --rc-average)")
+        self.rc_average.setToolTip(
+            "each row's probabilities averaged with its reversed row's: with canonical k-mers, "
+            "the read's reverse complement"
+        )
         form = QFormLayout()
         form.addRow("Run", self.run)
         form.addRow("Model", self.which)
@@ -92,6 +112,7 @@ class PredictDialog(QDialog):
         form.addRow("Split", self.split)
         form.addRow("Top k", self.top_k)
         form.addRow("", self.probs)
+        form.addRow("", self.rc_average)
         self.start_button = QPushButton("Start")
         self.start_button.clicked.connect(self.start)
         self.stop_button = QPushButton("Stop")
@@ -124,6 +145,15 @@ class PredictDialog(QDialog):
         layout.addWidget(self.progress)
         layout.addWidget(self.message)
         layout.addLayout(plots, 1)
+        # Genome (or any grouped) input: one line per genome, from PRED.groups.csv.
+        self.groups_table = QTableWidget(0, len(GROUP_COLUMNS))
+        self.groups_table.setHorizontalHeaderLabels(
+            ["genome / group", "rows", "class", "mean prob", "vote share", "unclassified",
+             "true class"]
+        )  # fmt: skip
+        self.groups_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.groups_table.setVisible(False)
+        layout.addWidget(self.groups_table, 1)
         self.calls = BackgroundCalls(threads=1, parent=self)
         self.calls.done.connect(self._call_done)
         self.calls.failed.connect(lambda _k, msg: self.message.setText(msg))
@@ -135,7 +165,8 @@ class PredictDialog(QDialog):
     def _pick_data(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
             self, "Data to predict", str(Path.home()),
-            "Datasets and files (*.h5 *.jsonl *.json *.csv *.tsv *.npy *.npz)",
+            "Datasets and files (*.h5 *.jsonl *.json *.csv *.tsv *.npy *.npz *.fa *.fasta "
+            "*.fna *.fq *.fastq *.gz)",
         )  # fmt: skip
         if path:
             self.data.setEditText(path)
@@ -157,6 +188,7 @@ class PredictDialog(QDialog):
         args = ["--model", run, "--which", self.which.currentText(), "--data", data]
         args += ["--out", out, "--split", self.split.currentText()]
         args += ["--top-k", str(self.top_k.value())]
+        args += ["--rc-average"] if self.rc_average.isChecked() else []
         return args + (["--probs"] if self.probs.isChecked() else [])
 
     def start(self) -> CliJob | None:
@@ -224,6 +256,18 @@ class PredictDialog(QDialog):
         table = str(s.get("out", ""))
         self.browser_button.setEnabled(table.endswith(".h5"))
         self.csv_button.setEnabled(table.endswith(".h5"))
+        groups = s.get("groups") or {}
+        self.groups_table.setVisible(bool(groups.get("out")))
+        if groups.get("out"):
+            self.calls.submit(("groups", str(groups["out"])), group_rows, str(groups["out"]))
+
+    def show_groups(self, lines: list[dict[str, str]]) -> None:
+        """The per-genome (per-group) table: each group's call, confidence and agreement."""
+        self.groups_table.setRowCount(len(lines))
+        for i, line in enumerate(lines):
+            for j, key in enumerate(GROUP_COLUMNS):
+                self.groups_table.setItem(i, j, QTableWidgetItem(line.get(key, "")))
+        self.groups_table.resizeColumnsToContents()
 
     def show_in_browser(self) -> None:
         out = str(self.summary.get("out", ""))
@@ -243,7 +287,9 @@ class PredictDialog(QDialog):
 
     def _call_done(self, key: object, result: object) -> None:
         kind, where = key  # type: ignore[misc]
-        if kind == "rows":
+        if kind == "groups":
+            self.show_groups(result)  # type: ignore[arg-type]
+        elif kind == "rows":
             title = f"predictions of {Path(where).name}"
             self.open_in_browser.emit(result, title, str(self.summary.get("data", "")), where)
         else:

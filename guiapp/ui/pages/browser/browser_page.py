@@ -21,9 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from guiapp.core.genomes.rows import row_lineage_with_bases
 from guiapp.core.predict import PredictionFilter
 from guiapp.core.project import Project
-from guiapp.core.store.columns import group_rows, row_lineage
+from guiapp.core.store.columns import group_rows
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.browser.dataset_stats import DatasetStats, sample_statistics
@@ -336,7 +337,10 @@ class BrowserPage(Page):
         names = self.meta["class_names"] if self.meta is not None else []
         self.detail.attribution.set_context(self.path, self.predictions.path, names)
         if self.meta is not None and self.meta.get("columns"):
-            self.stats_calls.submit(("lineage", self.path, row), row_lineage, self.path, row)
+            # (a genomes dataset's rows also get their bases: ``core/genomes/rows.py``)
+            self.stats_calls.submit(
+                ("lineage", self.path, row), row_lineage_with_bases, self.path, row
+            )
 
     def _show_group(self, group: int, name: str) -> None:
         self.status.setText(f"Finding the rows of group {name}…")

@@ -47,6 +47,14 @@ class SampleDetail(QWidget):
         self.lineage = QLabel("")
         self.lineage.setWordWrap(True)
         self.lineage.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.bases = QLabel("")
+        self.bases.setWordWrap(True)
+        self.bases.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.bases.setToolTip(
+            "the genome's bases this row's k-mers were cut from (reverse complemented for a "
+            "'-' row; simulated read errors not shown)"
+        )
+        self.bases.setVisible(False)
         self.group_button = QPushButton("Show this group")
         self.group_button.setToolTip("Show only the rows of this sample's group in the grid")
         self.group_button.setVisible(False)
@@ -85,6 +93,7 @@ class SampleDetail(QWidget):
         line.addWidget(self.lineage, 1)
         line.addWidget(self.group_button)
         layout.addLayout(line)
+        layout.addWidget(self.bases)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.cursor_label)
         self.attribution = AttributionView()
@@ -104,6 +113,9 @@ class SampleDetail(QWidget):
             self._group = None
         self.lineage.setText(" · ".join(parts) if parts else "no group (its own group)")
         self.group_button.setVisible(self._group is not None)
+        bases = info.get("bases")  # a row of a genomes dataset: the genome's bases it holds
+        self.bases.setText(f"bases <tt>{bases}</tt>" if bases else "")
+        self.bases.setVisible(bool(bases))
 
     def _group_clicked(self) -> None:
         if self._group is not None:
@@ -111,6 +123,8 @@ class SampleDetail(QWidget):
 
     def clear(self) -> None:
         self.lineage.setText("")
+        self.bases.setText("")
+        self.bases.setVisible(False)
         self.group_button.setVisible(False)
         self._group = None
         self.values = None
