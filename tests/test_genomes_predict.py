@@ -145,3 +145,11 @@ def test_bench_genomes_says_in_one_line_when_kraken2_is_missing() -> None:
     assert sum("kraken2 is not installed" in x for x in lines) == 1
     assert any(x.startswith("per-genome accuracy") for x in lines)
     assert "numba" in lines[0] and "numpy" in lines[0]
+
+
+def test_a_table_predicted_with_rc_average_is_not_resumed_without_it() -> None:
+    from guiapp.core.predict.table import TableSpec
+
+    base = TableSpec(10, 3, 2, ("a", "b", "c"), True, False, "m", "m.keras", "d", "d.h5", "all", 4)
+    both = TableSpec(**{**base.__dict__, "rc_average": True})
+    assert base.identity() != both.identity() and "rc_average" not in base.identity()

@@ -326,6 +326,7 @@ def run_predict(
         batch=plan.batch_size,
         fields=fields.spec(),
         label_map=mapping,
+        rc_average=cfg.rc_average,
     )
     path = table_path(out)
     resumed = _create_or_resume(path, spec, rows, cfg.overwrite)

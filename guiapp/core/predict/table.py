@@ -82,6 +82,8 @@ class TableSpec:
     #: ``--class-map``: the model's class index of each of the dataset's classes (labels are
     #: written in the model's numbering); empty when the names agree.
     label_map: tuple[int, ...] = ()
+    #: ``--rc-average``: each row's probabilities averaged with its reversed row's.
+    rc_average: bool = False
 
     def identity(self) -> dict[str, Any]:
         """What must match for a file to be resumed (paths may move, hashes may not)."""
@@ -90,6 +92,8 @@ class TableSpec:
             out["fields"] = [[name, dtype] for name, dtype in self.fields]
         if self.label_map:
             out["label_map"] = list(self.label_map)
+        if self.rc_average:  # (likewise: tables without it keep their identity)
+            out["rc_average"] = True
         return out
 
 
