@@ -270,3 +270,39 @@ def test_same_bytes_for_two_workers_and_after_sigkill_then_resume(
     r = guiapp("generate", out, *args, "--workers", "2", "--resume")
     assert r.returncode == 0, r.stderr
     assert content(out) == ref
+
+
+def test_fastq_reads_as_they_are_and_tiling(tmp_path: Path) -> None:
+    """``reads``: one row per FASTQ read, a short one padded with token 0 or left out;
+    ``tiling``: one row per stride (two with both strands), tokens of the bases there."""
+    from guiapp.core.generate.spec import Source
+
+    reads = ["ACGTACGTACGTAC", "ACGTAC", "GGGGCCCCAAAATTTTGG"]  # rows need 10 + 4 bases
+    fq = "".join(f"@r{i}\n{s}\n+\n{'I' * len(s)}\n" for i, s in enumerate(reads))
+    write(tmp_path / "a.fq.gz", fq, gz=True)
+    m = write(tmp_path / "m.tsv", "file\tclass\na.fq.gz\tx\n")
+    tok = Tokenizer(5, True, "auto", 65521)
+    for short, kept in (("pad", [0, 1, 2]), ("drop", [0, 2])):
+        params = {"manifest": str(m), "k": 5, "mode": "reads", "short": short}
+        cfg = resolve_config("genomes", n=None, shape=(10,), params=params)
+        src = Source(cfg)
+        x, _y, _g = next(src.shard(0))
+        kept_fields = src.kept
+        order = [int(c.decode()[1:]) for c in kept_fields["contig"]]
+        assert sorted(order) == kept and (kept_fields["strand"] == b"+").all()
+        for row, i in zip(x, order, strict=True):
+            assert row.tolist() == ref_row(reads[i], 10, tok)
+    assert (ref_row(reads[1], 10, tok)[2:] == [0] * 8) and ref_row(reads[1], 10, tok)[1] > 0
+    genome = "".join(np.array(list("ACGT"))[np.random.default_rng(3).integers(0, 4, 64)])
+    write(tmp_path / "g.fa", f">chr\n{genome}\n")
+    m2 = write(tmp_path / "m2.tsv", "g.fa\tx\n")
+    params = {"manifest": str(m2), "k": 5, "mode": "tiling", "stride": 7, "strand": "both"}
+    cfg = resolve_config("genomes", n=None, shape=(10,), params=params)
+    assert cfg.n == 2 * ((64 - 14) // 7 + 1)
+    src = Source(cfg)
+    x, _y, _g = next(src.shard(0))
+    for row, p, s in zip(x, src.kept["position"], src.kept["strand"], strict=True):
+        assert p % 7 == 0
+        window = genome[p : p + 14]
+        want = ref_row(window, 10, tok)
+        assert row.tolist() == (want[::-1] if s == b"-" else want)
