@@ -29,11 +29,10 @@ def run_until_the_disk_fills(args: list[object], disk: Path, progress: int) -> t
         if json.loads(line)["event"] == "progress":
             seen += 1
             if seen == progress:
-                with open(disk / "filler", "wb") as fh:
+                with open(disk / "filler", "wb", buffering=0) as fh:
                     try:
                         while True:
                             fh.write(b"\1" * 65536)
-                            fh.flush()
                     except OSError:
                         pass
     err = proc.stderr.read()
