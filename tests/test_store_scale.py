@@ -95,16 +95,33 @@ def test_open_info_and_check_cost_flat_per_shard(two_sizes, op) -> None:
     assert large / small < 4.0, (small, large)
 
 
-def test_opening_reads_no_sealed_shard(two_sizes, tmp_path: Path) -> None:
+def test_opening_vouches_for_every_shard_without_reading_rows(two_sizes, tmp_path: Path) -> None:
+    """Opening reads a few header bytes of each sealed shard (its uuid, size and offsets:
+    ``vouch_shard``), never its rows: rows overwritten in place still open (``check --full``
+    finds them), a missing shard does not."""
     path, _ = two_sizes[SMALL]
+    with Dataset(path) as ds:
+        s = ds.shards[1]
+        assert s.x_offset is not None
+    with open(s.path, "r+b") as fh:
+        fh.seek(s.x_offset)
+        before = fh.read(4)
+        fh.seek(s.x_offset)
+        fh.write(b"\xff\xff\xff\xff")
+    try:
+        with Dataset(path) as ds:  # the manifest and the shards' headers
+            assert len(ds) == SMALL * 4 and ds.class_counts.sum() == SMALL * 4
+        assert not check_dataset(path, full=True).ok
+    finally:
+        with open(s.path, "r+b") as fh:
+            fh.seek(s.x_offset)
+            fh.write(before)
     moved = tmp_path / "elsewhere"
     folder = path.with_name("d.shards")
     os.rename(folder, moved)
     try:
-        with Dataset(path) as ds:  # the manifest alone
-            assert len(ds) == SMALL * 4 and ds.class_counts.sum() == SMALL * 4
-            with pytest.raises(DatasetError, match="is missing"):
-                ds.info()  # info stats every shard file
+        with pytest.raises(DatasetError, match="is missing"):
+            Dataset(path)
     finally:
         os.rename(moved, folder)
 

@@ -106,6 +106,8 @@ class _HumanProgress:
                 f"generate: {e['rows_done']:,} rows, {e['rows_per_s']:,.0f} rows/s, "
                 f"{e['bytes_written'] / 2**20:,.0f} MiB written, ETA {eta}\n"
             )
+        elif kind == "log":
+            sys.stderr.write(f"generate: {e['message']}\n")
         elif kind in ("finished", "stopped"):
             sys.stderr.write(
                 f"generate: {kind}: {e['rows']:,} of {e['total']:,} rows, "

@@ -131,7 +131,7 @@ class GenerationJob:
                     "Pass --resume to finish it or --overwrite to replace it",
                 )
             remove_dataset(path)
-        kept = sealed_shards(path, cfg)
+        kept = sealed_shards(path, cfg, note=self._lost)
         plan = make_plan(cfg, path, self.workers, set(kept))
         if plan.bytes_needed > plan.free_bytes:
             raise plan_does_not_fit(plan, path)
@@ -322,6 +322,10 @@ class GenerationJob:
             if point is not None:
                 out[k] = point.rows
         return out
+
+    def _lost(self, message: str) -> None:
+        """Rows of a half-written shard that failed their checksums: the shard restarts."""
+        self.sink.emit("log", level="warning", message=message)
 
     def _sealed(self, k: int) -> None:
         m = read_shard_meta(shard_path(self.path, k), expect_uuid=self.cfg.uuid)

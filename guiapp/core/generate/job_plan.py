@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -164,9 +165,12 @@ def check_same_config(path: Path, cfg: GenConfig) -> dict[str, Any]:
     return dict(prov)
 
 
-def sealed_shards(path: Path, cfg: GenConfig) -> dict[int, ShardMeta]:
+def sealed_shards(
+    path: Path, cfg: GenConfig, note: Callable[[str], None] | None = None
+) -> dict[int, ShardMeta]:
     """Shards already sealed (hash recorded, all rows committed); the rest are removed,
-    except half-written ones with a checkpoint, which the workers continue."""
+    except half-written ones with a checkpoint whose rows still match their checksums,
+    which the workers continue (``note`` hears of a shard whose rows did not)."""
     kept: dict[int, ShardMeta] = {}
     folder = shard_dir(path)
     if not folder.is_dir():
@@ -182,7 +186,7 @@ def sealed_shards(path: Path, cfg: GenConfig) -> dict[int, ShardMeta]:
         rows = cfg.rows_of(k)
         if meta and meta.content_hash and meta.committed == meta.capacity == rows:
             kept[k] = meta
-        elif resumable_point(p, cfg.uuid, rows) is None:
+        elif resumable_point(p, cfg.uuid, rows, note) is None:
             p.unlink()
     for stray in folder.glob(".*.tmp-*"):
         with contextlib.suppress(OSError):

@@ -8,11 +8,13 @@ uninterrupted run writes, for any worker count.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import h5py
 
 from ..store import ShardWriter
+from ..store.commit_sums import verified_rows
 from ..store.format import X
 from ..store.stats import GenStats
 from .spec import ShardResume
@@ -35,8 +37,16 @@ def checkpoint(w: ShardWriter, stats: GenStats, point: ShardResume) -> None:
     w.commit()
 
 
-def resumable_point(path: Path, uuid: str, capacity: int) -> ShardResume | None:
-    """The checkpoint of an unsealed shard of this dataset, or None (start it afresh)."""
+def resumable_point(
+    path: Path, uuid: str, capacity: int, note: Callable[[str], None] | None = None
+) -> ShardResume | None:
+    """The checkpoint of an unsealed shard of this dataset, or None (start it afresh).
+
+    Its committed rows are checked against their commit checksums first (``commit_sums``):
+    rows a power cut lost (zeros where rows were committed) cannot be continued from, and
+    the generator's state is kept only for the last commit, so such a shard starts afresh
+    from its first row (the last point that can be verified and continued); ``note`` is
+    told so in one line."""
     if not path.exists():
         return None
     try:
@@ -52,4 +62,18 @@ def resumable_point(path: Path, uuid: str, capacity: int) -> ShardResume | None:
             point = ShardResume.from_json(text.decode() if isinstance(text, bytes) else text)
     except (OSError, KeyError, ValueError):
         return None
-    return point if point is not None and 0 < point.rows < capacity else None
+    if point is None or not 0 < point.rows < capacity:
+        return None
+    try:
+        good, _ = verified_rows(path)
+    except (OSError, KeyError, ValueError):
+        good = 0
+    if good < point.rows:
+        if note is not None:
+            note(
+                f"{path.name}: rows {good:,} to {point.rows:,} no longer match the checksums "
+                "committed with them (lost in a power cut?): the shard is written again from "
+                "its first row"
+            )
+        return None
+    return point

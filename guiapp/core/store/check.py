@@ -13,17 +13,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import xxhash
 
 from ..errors import Cancelled, DatasetError, no_rows, nonfinite_values
+from .commit_sums import verified_rows
 from .dataset import Dataset
 from .format import FORMAT_VERSION, SHARD_FORMAT_NAME, X, Y
-from .shard import content_hash
-from .shard_meta import ShardMeta, open_h5
+from .scan import Buffers, scan_shard
+from .shard import HASH_NAME
+from .shard_meta import ShardMeta, open_h5, read_shard_meta
 
 Progress = Callable[[int, int], None]  # (done, total) in rows
 CancelCheck = Callable[[], bool]
-
-CHECK_BLOCK_ROWS = 1 << 15
 
 
 @dataclass
@@ -104,9 +105,7 @@ def check_dataset(
         if not full:
             return rep
         _shard_files(ds, rep.step(f"{len(ds.shards)} shard file(s) opened as HDF5"))
-        if ds.dtype.kind == "f":
-            _values(ds, rep.step(f"NaN/Inf scan of {len(ds)} samples"), progress, cancelled)
-        _hashes(ds, rep, cancelled)
+        _rows(ds, rep, progress, cancelled)
         return rep
 
 
@@ -134,20 +133,22 @@ def _labels(
 ) -> None:
     k = ds.num_classes
     result = rep.step(f"{len(ds)} labels in range 0..{k - 1}")
-    total = len(ds) * (2 if full and ds.dtype.kind == "f" else 1)
+    total = len(ds) * (2 if full else 1)
     bad_labels, first_bad, done = 0, None, 0
-    for a in range(0, len(ds), CHECK_BLOCK_ROWS):
-        if cancelled and cancelled():
-            raise Cancelled()
-        y = ds.read_labels(a, min(len(ds), a + CHECK_BLOCK_ROWS))
-        wrong = np.flatnonzero((y < 0) | (y >= k))
-        if wrong.size:
-            bad_labels += int(wrong.size)
-            if first_bad is None:
-                first_bad = (a + int(wrong[0]), int(y[wrong[0]]))
-        done += len(y)
-        if progress:
-            progress(done, total)
+    bufs = Buffers(ds.sample_shape, ds.dtype)
+    for i, s in enumerate(ds.shards):
+        for a, _, y in scan_shard(s, want_x=False, buffers=bufs):
+            assert y is not None
+            if cancelled and cancelled():
+                raise Cancelled()
+            wrong = np.flatnonzero((y < 0) | (y >= k))
+            if wrong.size:
+                bad_labels += int(wrong.size)
+                if first_bad is None:
+                    first_bad = (int(ds.starts[i]) + a + int(wrong[0]), int(y[wrong[0]]))
+            done += len(y)
+            if progress:
+                progress(done, total)
     if first_bad is not None:
         row, label = first_bad
         result.problems.append(
@@ -252,45 +253,97 @@ def _one_shard_file(ds: Dataset, s: ShardMeta) -> None:
             )
 
 
-def _values(
-    ds: Dataset, result: CheckResult, progress: Progress | None, cancelled: CancelCheck | None
+def _rows(
+    ds: Dataset, rep: CheckReport, progress: Progress | None, cancelled: CancelCheck | None
 ) -> None:
+    """One pass over every sample, shard by shard in bounded memory (``scan.py``): the
+    NaN/Inf scan (float samples) and the content hash of every sealed or finished shard."""
+    floats = ds.dtype.kind == "f"
+    values = rep.step(f"NaN/Inf scan of {len(ds)} samples") if floats else None
+    hashed = sum(1 for s in ds.shards if s.content_hash and s.committed)
+    hashes = rep.step(f"content hashes of {hashed} shard(s), commit checksums of the rest")
     nonfinite, first = 0, -1
-    for a in range(0, len(ds), CHECK_BLOCK_ROWS):
-        if cancelled and cancelled():
-            raise Cancelled()
-        x, _ = ds.read_range(a, min(len(ds), a + CHECK_BLOCK_ROWS))
-        finite = np.isfinite(x.reshape(len(x), -1))
-        bad = int(finite.size - np.count_nonzero(finite))
-        if bad and first < 0:
-            first = a + int(np.flatnonzero(~finite.all(axis=1))[0])
-        nonfinite += bad
-        if progress:
-            progress(len(ds) + a + len(x), 2 * len(ds))
-    if nonfinite and not any(s.stats.nonfinite for s in ds.shards):
-        result.problems.append(nonfinite_values(ds.path, nonfinite, f"row {first}"))
-
-
-def _hashes(ds: Dataset, rep: CheckReport, cancelled: CancelCheck | None) -> None:
-    hashed = [i for i, s in enumerate(ds.shards) if s.content_hash and s.committed]
-    result = rep.step(f"content hashes of {len(hashed)} shard(s)")
-    for i in hashed:
-        s = ds.shards[i]
-        if cancelled and cancelled():
-            raise Cancelled()
+    bufs = Buffers(ds.sample_shape, ds.dtype)
+    for i, s in enumerate(ds.shards):
+        h = xxhash.xxh3_128() if s.content_hash and s.committed else None
+        start = int(ds.starts[i])
         try:
-            x, y = ds.shard_arrays(i)
-            got = content_hash(x, y)
+            for a, x, _ in scan_shard(s, want_y=False, buffers=bufs):
+                assert x is not None
+                if cancelled and cancelled():
+                    raise Cancelled()
+                if floats:
+                    finite = np.isfinite(x.reshape(len(x), -1))
+                    bad = int(finite.size - np.count_nonzero(finite))
+                    if bad and first < 0:
+                        first = start + a + int(np.flatnonzero(~finite.all(axis=1))[0])
+                    nonfinite += bad
+                if h is not None:
+                    h.update(np.ascontiguousarray(x).data.cast("B"))
+                if progress:
+                    progress(len(ds) + start + a + len(x), 2 * len(ds))
+            if h is not None:
+                for _, _, y in scan_shard(s, want_x=False, buffers=bufs):
+                    assert y is not None
+                    h.update(np.ascontiguousarray(y).data.cast("B"))
         except (OSError, ValueError) as exc:
-            result.problems.append(
+            hashes.problems.append(
                 DatasetError(s.path, f"cannot be read ({exc})", "Regenerate the dataset")
             )
             continue
-        if got != s.content_hash:
-            result.problems.append(
-                DatasetError(
-                    s.path,
-                    f"content hash {got[:12]}… differs from the recorded {s.content_hash[:12]}…: its rows changed after it was sealed",
-                    "Restore the shard from a backup or regenerate the dataset",
-                )
+        if h is not None:
+            got = f"{HASH_NAME}:{h.hexdigest()}"
+            if got != s.content_hash:
+                hashes.problems.append(_hash_differs(ds, s, got))
+        elif s.committed and ds.layout == "sharded":
+            _commit_sums(s, hashes)
+    if values is not None and nonfinite and not any(s.stats.nonfinite for s in ds.shards):
+        values.problems.append(nonfinite_values(ds.path, nonfinite, f"row {first}"))
+
+
+def _commit_sums(s: ShardMeta, result: CheckResult) -> None:
+    """An unfinished shard's committed rows against their commit checksums (``commit_sums``):
+    what a power cut can leave behind (committed rows that read as zeros)."""
+    try:
+        good, committed = verified_rows(s.path)
+    except (OSError, KeyError, ValueError) as exc:
+        result.problems.append(
+            DatasetError(s.path, f"cannot be read ({exc})", "Regenerate the dataset")
+        )
+        return
+    if good < min(committed, s.committed):
+        result.problems.append(
+            DatasetError(
+                s.path,
+                f"rows {good:,} to {s.committed:,} of this unfinished shard no longer match "
+                "the checksums committed with them (lost in a power cut?)",
+                "Resume the job that writes it: 'guiapp generate ... --resume' writes the "
+                "shard again; an import starts over without --resume",
             )
+        )
+
+
+def _hash_differs(ds: Dataset, s: ShardMeta, got: str) -> DatasetError:
+    """Whose record is wrong when a shard's rows do not hash to the manifest's hash: the
+    shard's rows (its own ``content_hash`` agrees with the manifest), or the manifest's
+    record (the shard's own hash matches its rows)."""
+    own = ""
+    if ds.layout == "sharded":
+        try:
+            own = read_shard_meta(s.path).content_hash
+        except DatasetError:
+            own = ""
+    if own == got:
+        return DatasetError(
+            ds.path,
+            f"the manifest's record of shard {s.number} is damaged: it lists content hash "
+            f"{s.content_hash[:20]}…, the shard's rows and its own record say {got[:20]}…",
+            "Restore the index file from a backup or regenerate the dataset (the shard "
+            "file is intact)",
+        )
+    return DatasetError(
+        s.path,
+        f"content hash {got[:20]}… differs from the recorded {s.content_hash[:20]}…: its "
+        "rows changed after it was sealed",
+        "Restore the shard from a backup or regenerate the dataset",
+    )

@@ -18,9 +18,17 @@ import numpy as np
 
 from ..errors import DatasetError
 from .columns import GROUP, check_columns, dtype_text
-from .format import FORMAT_NAME, FORMAT_VERSION, LABEL_DTYPE, X, Y, shard_relpath
+from .format import FORMAT_NAME, FORMAT_VERSION, LABEL_DTYPE, X, Y, shard_dir, shard_relpath
 from .index import SINGLE_FILE, ShardTable, read_manifest
-from .shard_meta import ShardMeta, check_shard_size, open_h5, raw_arrays, read_shard_meta
+from .shard_meta import (
+    ShardMeta,
+    check_shard_size,
+    confirm_shard,
+    open_h5,
+    raw_arrays,
+    read_shard_meta,
+    vouch_shard,
+)
 from .shard_stats import ShardStats
 
 #: Shards whose arrays (memmaps or open h5py files) a Dataset keeps at once: a reader's
@@ -149,6 +157,7 @@ class Dataset:
         self._folder = self.path.parent.resolve()
         self._files = files
         self._shard_list = ShardList(self, table, self._open_entries(table, files))
+        self._check_listed()
         if self.layout == "single" and len(table):
             self.complete = bool(table.rec["content_hash"][0].strip())
         self.starts = np.concatenate([[0], np.cumsum(table.rec["committed"], dtype=np.int64)])
@@ -187,6 +196,57 @@ class Dataset:
             metas[0] = m
             table.set(0, m)
         return metas
+
+    def _check_listed(self) -> None:
+        """Every shard the manifest vouches for (sealed or finished) is this dataset's, is
+        there, is long enough and holds its rows where the manifest says: two small reads
+        per shard, no rows (``vouch_shard``); HDF5 is asked only about a shard those bytes
+        do not confirm, and says which part is damaged (``confirm_shard``). Unsealed shards
+        were read from their files by ``_open_entries``."""
+        rec = self._table.rec
+        row_bytes = self.row_nbytes
+        skip = self._shard_list.from_files
+        folder = str(self._folder / shard_dir(self.path).name)  # (pathlib per shard: 10x)
+        uuid = self.uuid.encode("ascii")
+        for k, (number, cap, committed, xo, yo) in enumerate(
+            zip(
+                rec["number"].tolist(),
+                rec["capacity"].tolist(),
+                rec["committed"].tolist(),
+                rec["x_offset"].tolist(),
+                rec["y_offset"].tolist(),
+                strict=True,
+            )
+        ):
+            if k in skip or committed == 0:
+                continue
+            if self._files is None:
+                name = f"{folder}/{number:05d}.h5"
+            else:
+                name = str(self._path_of(k, self._files, number))
+            try:
+                ok = vouch_shard(name, uuid, xo, yo, cap, row_bytes)
+            except FileNotFoundError:
+                raise DatasetError(
+                    name,
+                    f"is missing (shard {number} of {self.path.name})",
+                    "Restore the shard file or regenerate the dataset",
+                ) from None
+            except OSError as exc:
+                raise DatasetError(
+                    name, f"cannot be read ({exc.strerror})", "Check the file's permissions"
+                ) from None
+            if not ok:
+                confirm_shard(
+                    self.path,
+                    Path(name),
+                    number=number,
+                    uuid=self.uuid,
+                    x_offset=None if xo < 0 else xo,
+                    y_offset=None if yo < 0 else yo,
+                    capacity=cap,
+                    committed=committed,
+                )
 
     def _path_of(self, k: int, files: list[str] | None, number: int) -> Path:
         if files is not None:

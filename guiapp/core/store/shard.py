@@ -23,6 +23,7 @@ import xxhash
 from ..atomic import atomic_path
 from ..errors import DatasetError
 from .columns import META, column_path
+from .commit_sums import SUMS, CommitSums, create_sums, prefix_blocks
 from .format import (
     FORMAT_VERSION,
     LABEL_DTYPE,
@@ -194,6 +195,10 @@ class ShardWriter:
         self.committed = int(f.attrs["committed"])
         self.written = self.committed
         self.stats = ShardStats.from_mapping(f.attrs)
+        #: The commit records (``commit_sums.py``); None: a shard written without them.
+        self.sums = CommitSums.of(f)
+        if self.sums is not None and self.committed:
+            self._hash_prefix(f, self.committed)
         if self.compression is None:
             self._x_off = int(x.id.get_offset())
             self._y_off = int(f[Y].id.get_offset())
@@ -235,6 +240,7 @@ class ShardWriter:
                 columns=columns,
             )
             init_commit_attrs(f.attrs, num_classes, dataset_uuid)
+            create_sums(f)
             for k, v in (header_attrs or {}).items():
                 f.attrs[k] = v
             # Closing extended the file to its final size, so a reader never sees it short.
@@ -284,6 +290,8 @@ class ShardWriter:
                 self._f[column_path(name)][a : a + n] = np.asarray(cols[name][:n], dtype=dt)
         try:
             self.stats.update(x, y, self.value_stats)  # (while the pool writes the rows)
+            if self.sums is not None:
+                self.sums.hy.update(y.data.cast("B"))
             if self._hasher is not None:
                 self._hasher.update(x.data.cast("B"))
                 self._hashed_labels.append(y.copy())
@@ -320,6 +328,14 @@ class ShardWriter:
         self.stats = stats
         self.content_hash = ""
         self._hasher = None
+        if self.sums is not None:
+            if self._f is not None:
+                self._hash_prefix(self._f, rows)
+            else:
+                with h5py.File(self.path, "r", locking=False) as f:
+                    self._hash_prefix(f, rows)
+            for slot in self.sums.forget_after(rows):
+                self._write_record(slot, self.sums.table[slot : slot + 1])
         attrs = {**stats.to_attrs(), "committed": np.int64(rows)}
         self._set_attrs({**attrs, "content_hash": np.bytes_(b" " * 64)})
 
@@ -327,6 +343,7 @@ class ShardWriter:
         """Make every written row visible: data first, then the counters."""
         if self.written == self.committed:
             return
+        self._write_sums()
         if self.durable and self._fd is not None:
             os.fsync(self._fd)
         self._set_attrs({**self.stats.to_attrs(), "committed": np.int64(self.written)})
@@ -334,6 +351,35 @@ class ShardWriter:
             with open(self.path, "rb+") as fh:
                 os.fsync(fh.fileno())
         self.committed = self.written
+
+    def _hash_prefix(self, f: h5py.File, rows: int) -> None:
+        """The running hashes of a shard opened again, over its first ``rows`` rows read
+        back (a resumed job; what the commit records and the content hash go on from)."""
+        assert self.sums is not None
+        self._hasher = xxhash.xxh3_128()
+        self._hashed_labels = []
+        self.sums.hy.reset()
+        for x, y in prefix_blocks(f, rows):
+            self._hasher.update(x.data.cast("B"))
+            self._hashed_labels.append(y)
+            self.sums.hy.update(y.data.cast("B"))
+
+    def _write_sums(self) -> None:
+        """The commit record of the rows about to be committed, before the counter."""
+        if self.sums is None or self._hasher is None:
+            return
+        slot, record = self.sums.record(self.written, self._hasher)
+        self._write_record(slot, record)
+
+    def _write_record(self, slot: int, record: np.ndarray) -> None:
+        assert self.sums is not None
+        if self._fd is not None and self.sums.offset is not None:
+            _pwrite_all(self._fd, record, self.sums.offset + slot * record.nbytes)
+        elif self._f is not None:
+            self._f[SUMS][slot : slot + 1] = record
+        else:
+            with h5py.File(self.path, "r+") as f:
+                f[SUMS][slot : slot + 1] = record
 
     def finish(self) -> str:
         """Commit, store the content hash of the committed rows, close. Returns the hash."""

@@ -7,6 +7,8 @@ full capacity. ``raw_arrays`` maps the rows of an uncompressed shard without h5p
 
 from __future__ import annotations
 
+import os
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -183,3 +185,93 @@ def raw_arrays(
     xs = np.memmap(path, dtype=dtype, mode="r", offset=x_offset, shape=(rows, *sample_shape))
     ys = np.memmap(path, dtype=LABEL_DTYPE, mode="r", offset=y_offset, shape=(rows,))
     return xs, ys
+
+
+#: Bytes read at each end of a shard file to vouch for it without HDF5 (its superblock and
+#: dataset headers lead the file; the attributes written after the rows end it).
+VOUCH_BYTES = 1 << 16
+
+
+def vouch_shard(
+    path: str,
+    uuid: bytes,
+    x_offset: int,
+    y_offset: int,
+    capacity: int,
+    row_bytes: int,
+) -> bool | None:
+    """Whether the file's own bytes confirm a sealed shard as the manifest lists it, read
+    without HDF5: two reads of at most ``VOUCH_BYTES`` at its ends, no rows.
+
+    True: the file is long enough for ``capacity`` rows at the offsets, and its header
+    bytes hold the dataset's uuid and the contiguous layouts ``(offset, length)`` of ``x``
+    and ``y`` at exactly those offsets. False: it is too short for them. None: the bytes do
+    not say (another uuid, other offsets, or a layout this reader does not know): ask HDF5
+    (:func:`confirm_shard`). A missing file raises ``FileNotFoundError``. Offsets < 0
+    (compressed shards): only the uuid is looked for.
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        contiguous = x_offset >= 0 and y_offset >= 0
+        if contiguous:
+            x_len, y_len = capacity * row_bytes, capacity * LABEL_DTYPE.itemsize
+            start, end = min(x_offset, y_offset), max(x_offset + x_len, y_offset + y_len)
+            if size < end:
+                return False
+        else:
+            start, end = size, 0
+        head = os.pread(fd, min(VOUCH_BYTES, start, size), 0)
+        tail_at = max(end, size - VOUCH_BYTES)
+        tail = os.pread(fd, size - tail_at, tail_at) if tail_at < size else b""
+    finally:
+        os.close(fd)
+    if uuid not in tail and uuid not in head:
+        return None
+    if contiguous:
+        for layout in (struct.pack("<QQ", x_offset, x_len), struct.pack("<QQ", y_offset, y_len)):
+            if layout not in head and layout not in tail:
+                return None
+    return True
+
+
+def confirm_shard(
+    index: Path,
+    path: Path,
+    *,
+    number: int,
+    uuid: str,
+    x_offset: int | None,
+    y_offset: int | None,
+    capacity: int,
+    committed: int,
+) -> None:
+    """HDF5's word on a sealed shard the cheap test could not vouch for: raises
+    ``DatasetError`` naming the part that is wrong (the shard file, or the index's manifest
+    record of it), or returns when the file agrees with the manifest after all."""
+    meta = read_shard_meta(path)  # missing, truncated, not HDF5, not a shard: said there
+    if meta.dataset_uuid != uuid:
+        raise DatasetError(
+            path,
+            f"belongs to another dataset (its dataset_uuid {meta.dataset_uuid} is not "
+            f"{index.name}'s {uuid})",
+            f"Put this dataset's own shard {number:05d}.h5 back (from a backup) or regenerate "
+            "the dataset",
+        )
+    record = {"capacity": capacity, "x_offset": x_offset, "y_offset": y_offset}
+    actual = {"capacity": meta.capacity, "x_offset": meta.x_offset, "y_offset": meta.y_offset}
+    for key, listed in record.items():
+        if listed != actual[key]:
+            raise DatasetError(
+                index,
+                f"the manifest's record of shard {number} is damaged: it says {key} "
+                f"{listed}, the shard file {path.name} says {actual[key]}",
+                "Restore the index file from a backup or regenerate the dataset (the shard "
+                "files are intact)",
+            )
+    if meta.committed < committed:
+        raise DatasetError(
+            path,
+            f"holds {meta.committed:,} committed rows, the index lists {committed:,}",
+            "Restore the shard from a backup or regenerate the dataset",
+        )

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import DatasetError
 from .columns import as_column, check_columns, dtype_text
+from .commit_sums import verified_rows
 from .format import (
     COMMIT_ROWS,
     COMPRESSIONS,
@@ -239,9 +240,17 @@ class DatasetWriter:
         w.index.set_all(metas)
         if part > 0:
             assert shard_stats is not None
-            shard = ShardWriter(
-                path.parent / shard_relpath(path, keep), len(header.class_names), False
-            )
+            shard_path = path.parent / shard_relpath(path, keep)
+            good, _ = verified_rows(shard_path)
+            if good < part:
+                raise DatasetError(
+                    shard_path,
+                    f"rows {good:,} to {part:,} no longer match the checksums committed with "
+                    "them: the disk lost them after the job stopped (a power cut before they "
+                    "were written out?), and the rows they came from are gone",
+                    "Run the job again without --resume",
+                )
+            shard = ShardWriter(shard_path, len(header.class_names), False)
             shard.rewind(part, ShardStats.from_mapping(shard_stats))
             w._current, w.rows = w._threaded(shard), keep * cap + part
             w.index.put(shard.meta())
