@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
@@ -187,9 +189,14 @@ class GenerateDialog(QDialog):
         augment_col.addWidget(intro)
         augment_col.addWidget(self.augment_form)
         augment_col.addStretch(1)
+        # the ops and the preview scroll: the dialog's Start stays on a 690-pixel screen
+        augment_scroll = QScrollArea()
+        augment_scroll.setWidget(augment_tab)
+        augment_scroll.setWidgetResizable(True)
+        augment_scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.tabs = QTabWidget()
         self.tabs.addTab(data_tab, "Dataset")
-        self.tabs.addTab(augment_tab, "Augmentation")
+        self.tabs.addTab(augment_scroll, "Augmentation")
 
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs, 1)
@@ -304,16 +311,17 @@ class GenerateDialog(QDialog):
         """The arguments of ``guiapp generate`` for the form (ValueError: what to fix)."""
         out = self.output.path()
         check_dataset_output(self.data_folder, out)
-        n = parse_count(self.rows.text(), "Rows")
         generator = self.generator_name()
         if not generator:
             raise ValueError("Generator file: choose a .py file defining generate(rng, n, params)")
-        args = [out, "--generator", generator, "--n", str(n)]
-        args += ["--classes", str(self.classes.value()), "--shape", self.shape.text().strip()]
         if generator == "genomes":  # the genome files give the rows and the classes
             if not self.manifest.path():
                 raise ValueError("Manifest: choose a genome manifest (file, class, group)")
             args = [out, "--generator", generator, "--shape", self.shape.text().strip()]
+        else:
+            n = parse_count(self.rows.text(), "Rows")
+            args = [out, "--generator", generator, "--n", str(n)]
+            args += ["--classes", str(self.classes.value()), "--shape", self.shape.text().strip()]
         args += ["--dtype", self.dtype.currentText(), "--seed", str(self.seed.value())]
         args += ["--workers", str(self.workers.value())]
         params = self.params()
