@@ -1,7 +1,8 @@
 """The Browser's "what the model sees" (issue 32), offscreen through the real widgets: a
 sample's attribution map computed by a child ``guiapp explain`` and drawn in the sample
 detail; "Likely mislabeled" runs ``guiapp labels`` on a run and the grid shows exactly its
-ranked issues, with each row's suggested label. The GUI process never imports TensorFlow."""
+ranked issues, with each row's suggested label; the embedding map (a child ``guiapp
+embed``) selects rows for the grid. The GUI process never imports TensorFlow."""
 
 from __future__ import annotations
 
@@ -87,4 +88,28 @@ def test_attribution_and_likely_mislabeled_in_the_browser(qtbot, tmp_path: Path)
     qtbot.waitUntil(lambda: page.detail.row == first, timeout=LONG)
     assert f"suggested <b>{issues[0]['suggested_name']}</b>" in view.issue_label.text()
     assert "rank 1 of" in view.issue_label.text()
+
+    # the embedding map (a child guiapp embed): a rectangle's rows, then one point's row
+    view.map_button.click()
+    qtbot.waitUntil(lambda: view.map is not None and view.map.data is not None, timeout=LONG)
+    emb = view.map
+    assert emb is not None and emb.isVisible() and len(emb.data["row"]) == 600
+    qtbot.waitUntil(lambda: emb.redraws > 0, timeout=LONG)
+    assert emb.image.image is not None and emb.image.image[..., 3].any()  # points drawn
+    emb.colour_by.setCurrentText("correct")
+    xy = emb.data["pca"]
+    x0, y0 = np.percentile(xy, 20, axis=0)
+    x1, y1 = np.percentile(xy, 70, axis=0)
+    emb.roi.setPos([x0, y0])
+    emb.roi.setSize([x1 - x0, y1 - y0])
+    inside = (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
+    expected = emb.data["row"][inside].tolist()
+    assert 0 < len(expected) < 600
+    emb.show_button.click()
+    qtbot.waitUntil(lambda: page.grid.selection.title.startswith("embedding map"), timeout=LONG)
+    sel = page.grid.selection
+    assert sel.rows(0, len(sel)).tolist() == expected
+    emb.show_nearest(float(xy[7, 0]), float(xy[7, 1]))
+    qtbot.waitUntil(lambda: len(page.grid.selection) == 1, timeout=LONG)
+    assert page.grid.selection.row(0) == int(emb.data["row"][7])
     assert "tensorflow" not in sys.modules

@@ -7,7 +7,6 @@ Browser, most likely first, with each row's suggested label here.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,9 @@ from PySide6.QtWidgets import (
 
 from guiapp.core.explain.job import read_explained
 from guiapp.core.explain.label_issues import read_ranked
+from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob, error_line
+from guiapp.ui.pages.browser.embedding_map import EmbeddingMap
 
 METHODS = (
     ("integrated gradients", "integrated_gradients"),
@@ -41,8 +42,6 @@ class AttributionView(QWidget):
 
     #: rows to show in the grid (most likely mislabeled first), a title, their dataset
     rows_requested = Signal(object, str, str)
-    #: a labels CSV read off the GUI thread (its path, ``read_ranked``'s result)
-    _ranked_read = Signal(str, object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -77,6 +76,13 @@ class AttributionView(QWidget):
             "Rank an experiment's rows by how likely their label is wrong (guiapp labels)"
         )
         self.labels_button.clicked.connect(self._pick_experiment)
+        self.map_button = QPushButton("Embedding map")
+        self.map_button.setToolTip(
+            "The rows' penultimate activations on a 2-D map (guiapp embed); select to browse"
+        )
+        self.map_button.clicked.connect(self.open_map)
+        self.map: EmbeddingMap | None = None
+        self.embed_job: CliJob | None = None
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.issue_label = QLabel("")
@@ -102,6 +108,7 @@ class AttributionView(QWidget):
         choices.addWidget(QLabel("for"))
         choices.addWidget(self.target)
         choices.addStretch(1)
+        choices.addWidget(self.map_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(buttons)
@@ -109,7 +116,7 @@ class AttributionView(QWidget):
         layout.addWidget(self.issue_label)
         layout.addWidget(self.status)
         layout.addWidget(self.plot, 1)
-        self._ranked_read.connect(self._show_ranked)
+        self.calls = BackgroundCalls(threads=1, parent=self, done=self._read_done)
         self._update_enabled()
 
     # ------------------------------------------------------------------ context
@@ -234,6 +241,47 @@ class AttributionView(QWidget):
             return None
         return np.asarray(self.maps[str(self.method.currentData())])
 
+    # ------------------------------------------------------------------ embedding map
+    def embedding_path(self) -> Path:
+        """Where the map of this model over this dataset is kept (``RUN/explain/``)."""
+        model = Path(self.model)
+        folder = model if model.is_dir() else model.parent
+        return folder / "explain" / f"embedding-{Path(self.dataset).stem}.h5"
+
+    def open_map(self) -> None:
+        """Open the map; first run ``guiapp embed`` when this model has none of this data."""
+        if not (self.model and self.dataset):
+            self.status.setText("Pick a model (Model…) and a dataset first.")
+            return
+        out = self.embedding_path()
+        if out.exists():
+            self._show_map(str(out))
+            return
+        args = ["--model", self.model, "--data", self.dataset, "--out", str(out)]
+        job = CliJob(f"embed {Path(self.dataset).name}", "embed", args, parent=self)
+        job.finished.connect(lambda ok, message: self._embedded(ok, message, str(out)))
+        self.embed_job = job
+        self.map_button.setEnabled(False)
+        self.status.setText(f"Embedding {Path(self.dataset).name} (guiapp embed)…")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        job.start()
+
+    def _embedded(self, ok: bool, message: str, out: str) -> None:
+        self.map_button.setEnabled(True)
+        if ok:
+            self.status.setText("")
+            self._show_map(out)
+        elif self.embed_job is not None:
+            self.status.setText(error_line(self.embed_job.stderr) or message)
+
+    def _show_map(self, path: str) -> None:
+        if self.map is None:
+            self.map = EmbeddingMap(self)
+            self.map.rows_requested.connect(self.rows_requested)
+        self.map.show()
+        self.map.raise_()
+        self.map.load(path)
+
     # ------------------------------------------------------------------ label issues
     def _pick_experiment(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "K-fold experiment", str(Path.home()))
@@ -257,13 +305,12 @@ class AttributionView(QWidget):
             return
         out, dataset = str(event["out"]), str(event.get("dataset", ""))
         issues = int(event.get("issues", 0))
+        self.calls.submit(("labels", out, dataset, issues), read_ranked, out)
 
-        def read() -> None:
-            got = read_ranked(out)
-            got["dataset"], got["issues"] = dataset, issues
-            self._ranked_read.emit(out, got)
-
-        threading.Thread(target=read, name="labels-csv", daemon=True).start()
+    def _read_done(self, key: object, result: object) -> None:
+        if isinstance(key, tuple) and key[0] == "labels" and isinstance(result, dict):
+            result["dataset"], result["issues"] = key[2], key[3]
+            self._show_ranked(str(key[1]), result)
 
     def _labels_finished(self, ok: bool, message: str) -> None:
         self.labels_button.setEnabled(True)
