@@ -149,6 +149,12 @@ def cmd_predict(args: argparse.Namespace) -> int:
         cfg.input["group_field"] = args.group_field
     if args.keep_fields is not None:
         cfg.input["keep_fields"] = [k.strip() for k in args.keep_fields.split(",")]
+    from pathlib import Path
+
+    from ..core.predict.genome_input import is_genome_input
+
+    if not cfg.aggregate_by and is_genome_input(Path(cfg.data), cfg.input.get("format")):
+        cfg.aggregate_by = "group"  # genomes in, organisms out: the per-genome table
     cfg.check()
     check_before_tensorflow(cfg)
     sink = EventSink(sys.stdout if args.events == "-" else None)
