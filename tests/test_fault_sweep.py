@@ -2,9 +2,10 @@
 ``import`` and ``predict``, then ``--resume`` (predict: the same command), must give the
 bytes of an uninterrupted run.
 
-The kill points are drawn from a seeded generator: ``GUIAPP_FAULT_SEED`` (printed in each
-test's id) reproduces a run; without it the seed is the day, so CI samples other points each
-day. CI runs two generate points; the full sweep (every command, more points) is marked
+The kill moments are fractions of an uninterrupted run's wall time (measured in the same
+session), drawn from a seeded generator: ``GUIAPP_FAULT_SEED`` (in each test's id)
+reproduces a run's draw; without it the seed is the day, so CI samples other moments each
+day. Each kill must land before the job ends, or the test fails rather than test nothing. CI runs two generate points; the full sweep (every command, more points) is marked
 ``slow`` (``make test-slow``). The fixed kill points of each command stay in their own
 files: test_generate.py, test_import_scale.py (pass 1 and pass 2), test_train.py,
 test_experiment.py (k-fold), test_sweep_resume.py (grid and random), test_predict.py."""
@@ -18,6 +19,7 @@ import random
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import h5py
@@ -32,24 +34,34 @@ RNG = random.Random(SEED)
 GEN = ["--n", 12000, "--shard-rows", 2048, "--seed", 5, "--workers", 2]
 
 
-def points(n: int, low: int, high: int) -> list[int]:
-    return sorted(RNG.sample(range(low, high), n))
+def fractions(n: int, last: float = 0.85) -> list[float]:
+    """N kill moments, as fractions of an uninterrupted run's wall time (start-up included:
+    a kill before the first write is a kill point too); ``last`` leaves a margin for a run
+    that goes faster than the measured one."""
+    return sorted(round(RNG.uniform(0.15, last), 3) for _ in range(n))
 
 
-def killed_at_progress(args: list[object], count: int) -> None:
-    """Run ``guiapp ARGS --events -`` and SIGKILL it at its COUNT-th progress event."""
-    cmd = [sys.executable, "-m", "guiapp", *map(str, args), "--events", "-"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            env=ENV, start_new_session=True)  # fmt: skip
-    assert proc.stdout
-    seen = 0
-    for line in proc.stdout:
-        if json.loads(line)["event"] == "progress":
-            seen += 1
-            if seen >= count:
-                os.killpg(proc.pid, signal.SIGKILL)  # the job and its workers, as a crash would
-                break
-    proc.wait(60)
+def timed(*args: object) -> float:
+    """Run ``guiapp ARGS`` (it must succeed); its wall time in seconds."""
+    t = time.monotonic()
+    r = guiapp(*args)
+    assert r.returncode == 0, r.stderr
+    return time.monotonic() - t
+
+
+def killed_after(args: list[object], seconds: float) -> None:
+    """Run ``guiapp ARGS`` and SIGKILL it and its workers (as a crash would) SECONDS after
+    it started; the kill must land before the job ends, or the point tests nothing."""
+    cmd = [sys.executable, "-m", "guiapp", *map(str, args)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV,
+                            start_new_session=True)  # fmt: skip
+    try:
+        proc.wait(seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(60)
+        return
+    pytest.fail(f"the job ended (exit {proc.returncode}) before its kill at {seconds:.2f} s")
 
 
 def same_dataset(a: Path, b: Path) -> None:
@@ -59,70 +71,71 @@ def same_dataset(a: Path, b: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def generated_ref(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def generated_ref(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
+    """The uninterrupted dataset and the wall time that made it."""
     ref = tmp_path_factory.mktemp("ref") / "ref.h5"
-    assert guiapp("generate", ref, *GEN).returncode == 0
-    return ref
+    return ref, timed("generate", ref, *GEN)
 
 
-def _generate_killed_then_resumed(tmp_path: Path, ref: Path, count: int) -> None:
+def _generate_killed_then_resumed(tmp_path: Path, ref: tuple[Path, float], at: float) -> None:
     out = tmp_path / "g.h5"
-    killed_at_progress(["generate", out, *GEN], count)
+    killed_after(["generate", out, *GEN], at * ref[1])
     r = guiapp("generate", out, *GEN, "--resume")
-    assert r.returncode == 0, (SEED, count, r.stderr)
-    same_dataset(out, ref)
+    assert r.returncode == 0, (SEED, at, r.stderr)
+    same_dataset(out, ref[0])
 
 
-CI_POINTS = points(2, 1, 8)
+CI_POINTS = fractions(2, last=0.6)  # CI: a wide margin on a loaded machine
 
 
-@pytest.mark.parametrize("count", CI_POINTS, ids=[f"seed{SEED}-progress{c}" for c in CI_POINTS])
-def test_generate_killed_at_a_sampled_point(
-    tmp_path: Path, generated_ref: Path, count: int
+@pytest.mark.parametrize("at", CI_POINTS, ids=[f"seed{SEED}-at{a}" for a in CI_POINTS])
+def test_generate_killed_at_a_sampled_moment(
+    tmp_path: Path, generated_ref: tuple[Path, float], at: float
 ) -> None:
-    _generate_killed_then_resumed(tmp_path, generated_ref, count)
+    _generate_killed_then_resumed(tmp_path, generated_ref, at)
 
 
-SLOW_POINTS = points(8, 1, 14)
+SLOW_POINTS = fractions(8)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("count", SLOW_POINTS, ids=[f"seed{SEED}-progress{c}" for c in SLOW_POINTS])
-def test_generate_killed_anywhere(tmp_path: Path, generated_ref: Path, count: int) -> None:
-    _generate_killed_then_resumed(tmp_path, generated_ref, count)
+@pytest.mark.parametrize("at", SLOW_POINTS, ids=[f"seed{SEED}-at{a}" for a in SLOW_POINTS])
+def test_generate_killed_anywhere(
+    tmp_path: Path, generated_ref: tuple[Path, float], at: float
+) -> None:
+    _generate_killed_then_resumed(tmp_path, generated_ref, at)
 
 
 IMPORT = ["--format", "jsonl", "--dtype", "float32", "--shard-rows", 4096, "--memory-mb", 1]
 
 
 @pytest.fixture(scope="module")
-def imported_ref(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def imported_ref(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, float]:
+    """The source, the uninterrupted import and its wall time."""
     where = tmp_path_factory.mktemp("imp")
     rng = np.random.default_rng(1)
     src = where / "rows.jsonl"
     with open(src, "w") as fh:
-        for i in range(30000):
+        for i in range(60000):
             fh.write(json.dumps({"data": rng.random(16).round(3).tolist(), "label": i % 4}) + "\n")
     ref = where / "ref.h5"
-    assert guiapp("import", src, ref, *IMPORT).returncode == 0
-    return src, ref
+    return src, ref, timed("import", src, ref, *IMPORT)
 
 
-IMPORT_POINTS = points(6, 1, 12)
+IMPORT_POINTS = fractions(6)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "count", IMPORT_POINTS, ids=[f"seed{SEED}-progress{c}" for c in IMPORT_POINTS]
-)
+@pytest.mark.parametrize("at", IMPORT_POINTS, ids=[f"seed{SEED}-at{a}" for a in IMPORT_POINTS])
 def test_import_killed_anywhere(
-    tmp_path: Path, imported_ref: tuple[Path, Path], count: int
+    tmp_path: Path, imported_ref: tuple[Path, Path, float], at: float
 ) -> None:
-    src, ref = imported_ref
+    """Pass 1 (scatter), pass 2 (shuffle and write) or the publication, wherever it lands."""
+    src, ref, seconds = imported_ref
     out = tmp_path / "i.h5"
-    killed_at_progress(["import", src, out, *IMPORT], count)
+    killed_after(["import", src, out, *IMPORT], at * seconds)
     r = guiapp("import", src, out, *IMPORT, "--resume")
-    assert r.returncode == 0, (SEED, count, r.stderr)
+    assert r.returncode == 0, (SEED, at, r.stderr)
     with Dataset(out) as a, Dataset(ref) as b:
         assert len(a) == len(b) and a.complete
         xa, ya = a.read_range(0, len(a))
@@ -130,7 +143,7 @@ def test_import_killed_anywhere(
         assert xa.tobytes() == xb.tobytes() and np.array_equal(ya, yb)
 
 
-PREDICT_ROWS = points(5, 100, 3800)
+PREDICT_ROWS = sorted(RNG.sample(range(100, 3800), 5))
 
 
 @pytest.mark.slow
@@ -154,6 +167,9 @@ def test_predict_killed_anywhere(tmp_path: Path) -> None:
     for done in PREDICT_ROWS:
         out = tmp_path / f"p{done}.h5"
         killed_predict(args, out, done)
+        if out.exists():  # (a kill before the file existed is a kill point too)
+            with h5py.File(out, "r") as f:
+                assert not int(f.attrs.get("complete", 0)), (SEED, done, "the kill came too late")
         r = guiapp("predict", *args, "--out", out)
         assert r.returncode == 0, (SEED, done, r.stderr[-2000:])
         with h5py.File(out, "r") as f, h5py.File(ref, "r") as g:
