@@ -113,7 +113,7 @@ def test_sigkill_in_second_trial_then_resume_equals_uninterrupted(
     assert proc.stdout
     for line in proc.stdout:
         e = json.loads(line)
-        if e["event"] == "checkpoint" and e.get("trial") == "fold-1" and e["epoch"] == 0:
+        if e["event"] == "checkpoint" and e.get("trial") == "fold-1" and e["epoch"] == 1:
             os.kill(proc.pid, signal.SIGKILL)
             break
     proc.wait(60)
@@ -162,7 +162,7 @@ def test_early_stopping_stops_and_keeps_best(images: Path, tmp_path: Path) -> No
     assert r.returncode == 0, r.stderr[-3000:]
     events = events_of(r.stdout)
     stop = next(e for e in events if e["event"] == "early_stopping")
-    assert stop["stopped"] and stop["best_epoch"] == 0 and stop["epochs_run"] == 3
+    assert stop["stopped"] and stop["best_epoch"] == 1 and stop["epochs_run"] == 3
     history = (run / "history.csv").read_text().splitlines()
     assert len(history) == 1 + 3
     report = json.loads((run / "report.json").read_text())

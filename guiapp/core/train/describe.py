@@ -2,6 +2,12 @@
 
 Both the CLI (on stderr, without ``--events -``) and :class:`~.history.RunHistory` (the
 Training page's log) call :func:`describe_event`, so they say the same thing.
+
+Epochs are 1-based in every event, file and message: the ``epoch`` of ``batch``,
+``epoch``, ``checkpoint`` and ``stopped`` events, ``resumed_from`` and ``best_epoch`` count
+from 1, and ``started`` says so (``epochs_from: 1``). Events written before that (no
+``epochs_from``) counted from 0; :class:`EpochConvention` turns them into 1-based ones as
+they are read, so old run folders show the same numbers as new ones.
 """
 
 from __future__ import annotations
@@ -10,6 +16,39 @@ import math
 from typing import Any
 
 from .experiment_spec import SINGLE_TRIAL
+from .metrics import extra_metrics, names_in, short
+
+#: Events whose ``epoch`` is a run's epoch number.
+EPOCH_EVENTS = ("batch", "epoch", "checkpoint", "stopped", "failed")
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class EpochConvention:
+    """Reads a run's events into the 1-based convention: each ``started`` says whether the
+    events after it count epochs from 1 (``epochs_from: 1``) or, written before that, from
+    0; :meth:`__call__` returns an event with 1-based epochs (a copy when it changed)."""
+
+    def __init__(self) -> None:
+        self.shift = 0
+
+    def __call__(self, event: dict[str, Any]) -> dict[str, Any]:
+        kind = event.get("event")
+        if kind == "started":
+            self.shift = 0 if event.get("epochs_from") == 1 else 1
+            resumed = event.get("resumed_from")
+            if self.shift and isinstance(resumed, dict) and _int(resumed.get("epoch")):
+                return {**event, "resumed_from": {**resumed, "epoch": resumed["epoch"] + 1}}
+            return event
+        if not self.shift:
+            return event
+        if kind in EPOCH_EVENTS and _int(event.get("epoch")):
+            return {**event, "epoch": event["epoch"] + 1}
+        if kind == "early_stopping" and _int(event.get("best_epoch")):
+            return {**event, "best_epoch": event["best_epoch"] + 1}
+        return event
 
 
 def _n(value: Any) -> float:
@@ -35,11 +74,19 @@ def describe_event(e: dict[str, Any], *, verbose: bool = False) -> str | None:
 
 
 def _position(e: dict[str, Any]) -> str:
-    """A run's position as every message says it: the epoch 1-based (as "epoch 2/3" is),
+    """A run's position as every message says it: the epoch (1-based, as "epoch 2/3" is),
     the steps done in it (``step 0``: the epoch has not started)."""
     epoch = e.get("epoch")
-    shown = epoch + 1 if isinstance(epoch, int) and not isinstance(epoch, bool) else "?"
+    shown = epoch if _int(epoch) else "?"
     return f"epoch {shown} step {e.get('step', '?')}"
+
+
+def _metrics(e: dict[str, Any], prefix: str = "") -> str:
+    """`` top3 0.912`` for each metric besides accuracy that the event carries."""
+    names = extra_metrics(
+        names_in({k[len(prefix) :]: v for k, v in e.items() if k.startswith(prefix)})
+    )
+    return "".join(f" {prefix and 'val '}{short(m)} {_n(e.get(prefix + m)):.4f}" for m in names)
 
 
 def _text(kind: Any, e: dict[str, Any], verbose: bool) -> str | None:
@@ -56,34 +103,43 @@ def _text(kind: Any, e: dict[str, Any], verbose: bool) -> str | None:
         if not verbose:
             return None
         return (
-            f"  epoch {int(_n(e.get('epoch'))) + 1} step {e.get('step')}/{e.get('steps')}: loss "
-            f"{_n(e.get('loss')):.4f} acc {_n(e.get('accuracy')):.3f}, "
+            f"  epoch {_epoch(e)} step {e.get('step')}/{e.get('steps')}: loss "
+            f"{_n(e.get('loss')):.4f} acc {_n(e.get('accuracy')):.3f}{_metrics(e)}, "
             f"{_n(e.get('rows_per_s')):,.0f} rows/s, input wait {_n(e.get('input_wait')):.0%}"
             f"{_wait_detail(e)}"
         )
     if kind == "epoch":
         val = (
             f", val loss {_n(e.get('val_loss')):.4f} val acc {_n(e.get('val_accuracy')):.4f}"
+            f"{_metrics(e, 'val_')}"
             if e.get("val_loss") is not None
             else ""
         )
+        startup = _n(e.get("startup_s"))
+        wait = (
+            f", input wait {_n(e.get('input_wait')):.0%}"
+            + (f" after a {startup:.1f} s start-up" if startup >= 0.05 else "")
+            if e.get("input_wait") is not None
+            else ""
+        )
         return (
-            f"epoch {int(_n(e.get('epoch'))) + 1}: loss {_n(e.get('loss')):.4f} acc "
-            f"{_n(e.get('accuracy')):.4f}{val} ({_n(e.get('duration_s')):.1f} s)"
+            f"epoch {_epoch(e)}: loss {_n(e.get('loss')):.4f} acc "
+            f"{_n(e.get('accuracy')):.4f}{_metrics(e)}{val} ({_n(e.get('duration_s')):.1f} s"
+            f"{wait})"
         )
     if kind == "checkpoint":
         return f"checkpoint at {_position(e)}" if verbose else None
     if kind == "evaluation":
         return (
-            f"evaluation on {e.get('split', 'val')}: accuracy {_n(e.get('accuracy')):.4f}, "
-            f"macro F1 {_n(e.get('macro_f1')):.4f}"
+            f"evaluation on {e.get('split', 'val')}: accuracy {_n(e.get('accuracy')):.4f}"
+            f"{_metrics(e)}, macro F1 {_n(e.get('macro_f1')):.4f}"
         )
     if kind == "early_stopping":
         best = e.get("best_epoch")
         how = "stopped early" if e.get("stopped") else "ran every epoch"
         return (
             f"early stopping (patience {e.get('patience')}): {how}; keeping the best model, "
-            f"epoch {best + 1 if isinstance(best, int) else '?'}"
+            f"epoch {best if _int(best) else '?'}"
         )
     if kind == "finished":
         best = e.get("best_val_accuracy")
@@ -115,6 +171,11 @@ def _text(kind: Any, e: dict[str, Any], verbose: bool) -> str | None:
             )
         return text
     return None
+
+
+def _epoch(e: dict[str, Any]) -> Any:
+    epoch = e.get("epoch")
+    return epoch if _int(epoch) else "?"
 
 
 def _wait_detail(e: dict[str, Any]) -> str:

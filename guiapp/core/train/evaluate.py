@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 import io
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..atomic import atomic_write_text
 from ..pipeline import BatchPipeline
+from .metrics import ACCURACY, top_k
+from .metrics import label as metric_label
 from .runfolder import RunFolder, read_json_object
 
 GROUPS_CSV = "groups.csv"
@@ -28,19 +31,41 @@ GROUP_CONFUSION_CSV = "group_confusion.csv"
 
 
 def evaluate_split(
-    pipe: BatchPipeline, predict: Any, loss_fn: Any, x_shape: tuple[int, ...], k: int
-) -> tuple[float, float, np.ndarray]:
-    """One pass over ``pipe``: mean loss, accuracy and the ``k`` x ``k`` confusion matrix."""
+    pipe: BatchPipeline,
+    predict: Any,
+    loss_fn: Any,
+    x_shape: tuple[int, ...],
+    k: int,
+    metrics: Sequence[str] = (ACCURACY,),
+) -> tuple[dict[str, float], np.ndarray]:
+    """One pass over ``pipe``: ``{"loss": mean loss, "accuracy": ..., each other metric of
+    ``metrics``: ...}`` and the ``k`` x ``k`` confusion matrix."""
     cm = np.zeros((k, k), np.int64)
     total_loss = 0.0
+    extras = {m: top_k(m) for m in metrics if m != ACCURACY}
+    hits = dict.fromkeys(extras, 0)
     for x, y in pipe.tf_dataset(range(1), x_shape=x_shape):
         probs = predict(x)
         total_loss += float(np.sum(loss_fn(y, probs)))
         p = probs.numpy()
+        labels = y.numpy()
         pred = (p.reshape(-1) > 0.5).astype(np.int64) if p.shape[-1] == 1 else np.argmax(p, axis=-1)
-        cm += confusion_matrix(y.numpy(), pred, k)
-    rows = int(cm.sum())
-    return total_loss / max(1, rows), float(np.trace(cm)) / max(1, rows), cm
+        cm += confusion_matrix(labels, pred, k)
+        for m, top in extras.items():
+            hits[m] += top_k_hits(p, labels, top)
+    rows = max(1, int(cm.sum()))
+    scores = {"loss": total_loss / rows, ACCURACY: float(np.trace(cm)) / rows}
+    scores.update({m: hits[m] / rows for m in extras})
+    return scores, cm
+
+
+def top_k_hits(probs: np.ndarray, labels: np.ndarray, k: int) -> int:
+    """Rows whose label's output is among the ``k`` highest (ties at the k-th place count,
+    as ``tf.math.in_top_k`` and Keras's ``SparseTopKCategoricalAccuracy`` have them)."""
+    probs = np.asarray(probs, np.float32).reshape(len(labels), -1)
+    own = probs[np.arange(len(labels)), labels.astype(np.int64)]
+    higher = (probs > own[:, None]).sum(axis=1)
+    return int(np.sum((higher < k) & np.isfinite(own)))
 
 
 def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, num_classes: int) -> np.ndarray:
@@ -129,10 +154,13 @@ def write_evaluation(
     split: str,
     predictions: tuple[Any, Any] | None = None,
     model: dict[str, Any] | None = None,
+    scores: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Write the report; with ``predictions=(prep, steps)`` the split's per-row predictions
     first, and the confusion matrix computed from them instead of ``cm``. ``model``: which
-    weights were evaluated (file, 1-based epoch of how many, why they were chosen)."""
+    weights were evaluated (file, 1-based epoch of how many, why they were chosen).
+    ``scores``: the run's other metrics on the split (:func:`evaluate_split`'s, the same
+    weights), reported beside accuracy (``report.json``'s ``metrics``)."""
     if predictions is not None:
         prep, steps = predictions
         cm = write_predictions(run, prep, steps.predict, split)
@@ -141,6 +169,11 @@ def write_evaluation(
     report["split_by"] = split_text(read_json_object(run.config).get("split"))
     if model is not None:
         report["model"] = model
+    others = {
+        k: round(float(v), 6) for k, v in (scores or {}).items() if k not in ("loss", ACCURACY)
+    }
+    if others:
+        report["metrics"] = others
     atomic_write_text(run.path / "confusion.csv", confusion_csv(cm, class_names))
     groups = group_evaluation(run) if predictions is not None else None
     if groups is not None:
@@ -149,7 +182,8 @@ def write_evaluation(
     md = [
         f"# Evaluation on the {split} split",
         "",
-        f"Accuracy {report['accuracy']:.4f}, macro F1 {report['macro_f1']:.4f}, {report['rows']:,} rows.",
+        f"Accuracy {report['accuracy']:.4f}, macro F1 {report['macro_f1']:.4f}, {report['rows']:,} rows."
+        + "".join(f" {metric_label(k).capitalize()} {v:.4f}." for k, v in others.items()),
         "",
         f"Split: {report['split_by']}.",
         "",

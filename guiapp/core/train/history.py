@@ -8,6 +8,11 @@ The events of an experiment (k folds, fractions, a sweep) carry their ``trial``;
 trial's steps start again at 0, so a new trial continues the x axis where the previous one
 ended (:attr:`RunHistory.trial_starts` marks where), and repeats are dropped per trial only.
 :class:`~.experiment_history.ExperimentHistory` keeps one ``RunHistory`` per trial.
+
+Its series are named by :mod:`.metrics` (every metric a run may compute; a run that does
+not compute one leaves NaN, and ``metrics`` says which it computes). Epochs are 1-based:
+events of runs written before that are read into the convention as they are fed
+(:class:`~.describe.EpochConvention`).
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from .describe import describe_event
+from .describe import EpochConvention, describe_event
 from .experiment_spec import SINGLE_TRIAL
+from .metrics import ACCURACY, batch_fields, epoch_fields, run_metrics
 
 END_EVENTS = ("finished", "stopped", "failed")
 SMOOTHING = 0.9  # exponential moving average of the per-batch curves
@@ -62,8 +68,8 @@ def _number(value: Any) -> float:
     return float(value)
 
 
-BATCH_FIELDS = ("loss", "accuracy", "rows_per_s", "input_wait")
-EPOCH_FIELDS = ("loss", "accuracy", "val_loss", "val_accuracy", "rows_per_s", "duration_s")
+BATCH_FIELDS = batch_fields()
+EPOCH_FIELDS = epoch_fields()
 
 
 class RunHistory:
@@ -89,9 +95,17 @@ class RunHistory:
         self._x0 = 0.0  # x offset of the current trial
         self._trial_last_step = -math.inf
         self._trial_last_epoch = -math.inf
+        self._epochs = EpochConvention()
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics the run computes (its ``started`` event's; accuracy alone before)."""
+        names = self.started.get("metrics")
+        return run_metrics(names) if isinstance(names, list) else (ACCURACY,)
 
     # ------------------------------------------------------------------ feeding
     def feed(self, event: dict[str, Any]) -> None:
+        event = self._epochs(event)
         kind = event.get("event")
         self.events += 1
         self._switch_trial(event)
@@ -149,7 +163,7 @@ class RunHistory:
         self._trial_last_epoch = epoch
         self.epoch_index.append(epoch)
         steps = _number(self.started.get("steps_per_epoch"))
-        x = self.step.last() if len(self.step) else self._x0 + (epoch + 1) * steps
+        x = self.step.last() if len(self.step) else self._x0 + epoch * steps
         self.epoch_step.append(x if x is not None else math.nan)
         for name in EPOCH_FIELDS:
             self.epoch[name].append(_number(event.get(name)))
@@ -190,7 +204,7 @@ class RunHistory:
         epochs = s.get("epochs") or "?"
         trial = b.get("trial")
         return ("" if trial in (None, SINGLE_TRIAL) else f"{trial} · ") + (
-            f"epoch {int(_number(b.get('epoch'))) + 1}/{epochs} · step {b.get('step')}/"
+            f"epoch {int(_number(b.get('epoch')))}/{epochs} · step {b.get('step')}/"
             f"{b.get('steps')} · loss {_number(b.get('loss')):.4f} · accuracy "
             f"{_number(b.get('accuracy')):.4f}"
         )

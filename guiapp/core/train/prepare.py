@@ -22,7 +22,7 @@ from .checkpoint import assign_all, load_checkpoint
 from .config import TrainConfig
 from .devices import Devices
 from .preflight import check_model_against_data
-from .runfolder import RunFolder
+from .runfolder import RunFolder, one_based_history
 
 
 @dataclasses.dataclass
@@ -44,7 +44,7 @@ class RunState:
             epoch=int(position["epoch"]),
             step=int(position["step"]),
             global_step=int(position.get("global_step", 0)),
-            history=list(position.get("history", [])),
+            history=one_based_history(list(position.get("history", []))),
             best=position.get("best"),
             epoch_sums=position.get("epoch_sums"),
         )

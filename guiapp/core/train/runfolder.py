@@ -4,7 +4,7 @@
 RUN_DIR/
   config.json        resolved config: dataset path and shard hashes, model spec, seeds, versions
   events.jsonl       every event the run emitted (appended)
-  history.csv        one row per epoch
+  history.csv        one row per epoch (epoch 1-based; a column per metric of the run)
   checkpoints/last.h5  weights + optimizer + position (epoch, step) of the newest checkpoint
   best.keras, last.keras
   confusion.csv, report.json, report.md   evaluation with class names
@@ -30,17 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import atomic_write_text
+from .metrics import ACCURACY, history_fields, names_in
 
-HISTORY_FIELDS = [
-    "epoch",
-    "loss",
-    "accuracy",
-    "val_loss",
-    "val_accuracy",
-    "duration_s",
-    "rows_per_s",
-    "input_wait",
-]
+#: The columns of a run that computes accuracy only (others add a column per metric).
+HISTORY_FIELDS = history_fields((ACCURACY,))
 
 
 class RunFolder:
@@ -68,18 +61,40 @@ class RunFolder:
         return json.loads((self.path / name).read_text())
 
     def write_history(self, rows: list[dict[str, Any]]) -> None:
+        """``history.csv``: the rows' ``epoch`` (1-based), loss, each metric of the run
+        (:mod:`.metrics`) on training and validation, time, rates, input wait, start-up."""
+        fields = history_fields(names_in(rows[0]) if rows else (ACCURACY,))
         buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=HISTORY_FIELDS, extrasaction="ignore")
+        w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         for r in rows:
-            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in HISTORY_FIELDS})
+            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})
         atomic_write_text(self.history, buf.getvalue())
 
     def read_history(self) -> list[dict[str, Any]]:
+        """The rows of ``history.csv`` (strings), epochs 1-based: a file written before
+        epochs counted from 1 (its first row ``epoch`` 0) is read shifted by one."""
         if not self.history.exists():
             return []
         with open(self.history, newline="") as fh:
-            return [dict(r) for r in csv.DictReader(fh)]
+            return one_based_history([dict(r) for r in csv.DictReader(fh)])
+
+
+def one_based_history(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """History rows with 1-based epochs. Rows always start at the run's first epoch, so a
+    first row of epoch 0 marks the old 0-based convention (history.csv and checkpoints
+    written before 1-based epochs); its rows come back with every epoch one higher."""
+    if not rows or str(rows[0].get("epoch", "")).strip() not in ("0", "0.0"):
+        return rows
+    out = []
+    for r in rows:
+        e = r.get("epoch")
+        try:
+            shifted: Any = int(float(e)) + 1  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            shifted = e
+        out.append({**r, "epoch": str(shifted) if isinstance(e, str) else shifted})
+    return out
 
 
 def read_json_object(path: str | Path) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from .devices import Devices
 from .early_stopping import best_epoch, restore_best, should_stop
 from .evaluate import evaluate_split, write_evaluation
 from .meters import EpochMeters
+from .metrics import metrics_of_spec
 from .preflight import resolved_config
 from .prepare import PreparedRun, RunState, prepare_run
 from .runfolder import RunFolder
@@ -55,6 +56,7 @@ class TrainingJob:
         self.run = RunFolder(cfg.out)
         self.chief = devices.is_chief
         self._meters: EpochMeters | None = None
+        self.metrics = metrics_of_spec(cfg.model)  # what every step, row and event counts
 
     # -- events --------------------------------------------------------------------------
     def emit(self, kind: str, **fields: Any) -> None:
@@ -75,6 +77,7 @@ class TrainingJob:
             prep.global_batch,
             prep.train.weights is not None,
             segment_batches=prep.train.segment_batches,
+            metrics=self.metrics,
         )
         t_run = time.perf_counter()
         patience = self.cfg.early_stopping
@@ -84,7 +87,7 @@ class TrainingJob:
                 self._checkpoint(prep, state)
                 self.emit(
                     "stopped",
-                    epoch=state.epoch,
+                    epoch=state.epoch + 1,
                     step=state.step,
                     checkpoint=str(self.run.checkpoint),
                 )
@@ -96,7 +99,7 @@ class TrainingJob:
                 "early_stopping",
                 stopped=state.epoch < self.cfg.epochs,
                 epochs_run=state.epoch,
-                best_epoch=best_epoch(state.history),
+                best_epoch=_one_based(best_epoch(state.history)),
                 patience=patience,
             )
         return self._finish(prep, steps, state, t_run)
@@ -123,6 +126,8 @@ class TrainingJob:
             steps_per_epoch=prep.steps,
             epochs=cfg.epochs,
             class_names=ds.class_names,
+            metrics=list(self.metrics),
+            epochs_from=1,
             train_rows=prep.steps * prep.global_batch,
             val_rows=prep.val.rows_per_epoch if prep.val else 0,
             split=describe_split(
@@ -132,7 +137,7 @@ class TrainingJob:
                 split_by=cfg.split_by,
                 block_rows=cfg.block_rows_for(len(ds)),
             ),
-            resumed_from=({"epoch": state.epoch, "step": state.step} if self.resume else None),
+            resumed_from=({"epoch": state.epoch + 1, "step": state.step} if self.resume else None),
         )
 
     # -- the epoch loop --------------------------------------------------------------------
@@ -159,6 +164,7 @@ class TrainingJob:
             start_step=state.step,
             resumed=state.epoch_sums,
             t_epoch=t_epoch,
+            metrics=self.metrics,
         )
         self._meters = meters
         while state.step < n:
@@ -169,7 +175,7 @@ class TrainingJob:
             if state.step % cfg.log_every == 0 or state.step == n:
                 self.emit(
                     "batch",
-                    epoch=state.epoch,
+                    epoch=state.epoch + 1,
                     step=state.step,
                     steps=n,
                     global_step=state.global_step,
@@ -198,7 +204,7 @@ class TrainingJob:
         )
         self.emit(
             "checkpoint",
-            epoch=state.epoch,
+            epoch=state.epoch + 1,
             step=state.step,
             path=str(self.run.checkpoint),
         )
@@ -221,8 +227,8 @@ class TrainingJob:
             state.step = prep.steps
             raise self._diverged(prep, state, bad)
         if prep.val is not None:
-            vl, va, _cm = _evaluate(prep, steps, prep.val)
-            row.update(val_loss=vl, val_accuracy=va)
+            scores, _cm = _evaluate(prep, steps, prep.val, self.metrics)
+            row.update({f"val_{k}": v for k, v in scores.items()})
         state.history.append(row)
         improved = prep.val is not None and (state.best is None or row["val_accuracy"] > state.best)
         if improved:
@@ -252,7 +258,7 @@ class TrainingJob:
             _save_model(prep.model, self.run.last_model)
         if prep.val is not None:
             shipped = self._shipped_model(prep, state)
-            vl, va, cm = _evaluate(prep, steps, prep.val)
+            scores, cm = _evaluate(prep, steps, prep.val, self.metrics)
             if self.chief:
                 ds = prep.ds
                 report = write_evaluation(
@@ -262,6 +268,7 @@ class TrainingJob:
                     prep.val_split or "val",
                     predictions=(prep, steps),
                     model=shipped,
+                    scores=scores,
                 )
                 self.emit(
                     "evaluation",
@@ -271,9 +278,10 @@ class TrainingJob:
                     confusion=report["confusion"],
                     class_names=ds.class_names,
                     classes=report["classes"],
+                    **{m: scores[m] for m in self.metrics if m != "accuracy"},
                 )
-            summary["val_accuracy"] = va
-            summary["val_loss"] = vl
+            summary["val_accuracy"] = scores["accuracy"]
+            summary["val_loss"] = scores["loss"]
         self.emit("finished", **{k: v for k, v in summary.items() if k != "history"})
         return summary
 
@@ -296,11 +304,18 @@ class TrainingJob:
 
 
 def _evaluate(
-    prep: PreparedRun, steps: Steps, pipe: BatchPipeline
-) -> tuple[float, float, np.ndarray]:
+    prep: PreparedRun, steps: Steps, pipe: BatchPipeline, metrics: tuple[str, ...]
+) -> tuple[dict[str, float], np.ndarray]:
+    """The split's loss and every metric of the run (``{"loss":, "accuracy":, ...}``) and
+    its confusion matrix."""
     return evaluate_split(
-        pipe, steps.predict, steps.per_example_loss, prep.x_shape, prep.ds.num_classes
+        pipe, steps.predict, steps.per_example_loss, prep.x_shape, prep.ds.num_classes, metrics
     )
+
+
+def _one_based(index: int | None) -> int | None:
+    """An epoch's number (1-based, as every file and event counts) from its history index."""
+    return None if index is None else index + 1
 
 
 def _save_model(model: Any, path: Path) -> None:

@@ -15,36 +15,70 @@ input wait is the absolute time a step waited for its batch. The clock is
 multi-step call a fifth to a third of its speed and slowed the input it measured (issue
 #13). So not every step is timed (:func:`make_steps`' ``schedule``): the first batch of each
 of the reader's segments for itself (when input is slow, it is the one that waits), one in
-:data:`WAIT_SAMPLE` of the others, picked by a hash of the step's number, for
-``WAIT_SAMPLE`` steps (one in :data:`CALM_SAMPLE` after a call that hardly waited), and
-every step after a call that waited more than :data:`DENSE_AFTER_S` a step. Each choice depends only on waits already seen, so the
-weighted sum is an unbiased estimate of the wait. Workers of a cluster make one choice
-together (any waited: dense; all calm: calm), or they would fetch through different ops
-and wait for each other forever. The per-call plan makes the loop fetch
+``rate`` of the others, picked by a hash of the step's number, for ``rate`` steps, and
+every step after a call that waited more than :data:`DENSE_AFTER_S` a step. The rate is
+what the clock can afford: each call reads the clock at its start and end, and the next
+call's rate is the least that keeps a timed step's clock reads (:data:`CLOCK_COST_S`) under
+:data:`CLOCK_BUDGET` of the step time (1, every step, for a step of 10 ms or more; at most
+:data:`MAX_SAMPLE`; :data:`WAIT_SAMPLE` for the first call). A fixed one in 8 (one in 32
+after a calm call) let one sample stand for 32 steps of a model that could afford more, and
+under load one preempted clock read made a whole window read input-bound (issue #30).
+Each choice depends only on waits and times already seen, so the weighted sum is an
+unbiased estimate of the wait. Workers of a cluster make one choice together (any waited:
+dense; the rate: their mean), or they would fetch through different ops and wait for each
+other forever. The per-call plan makes the loop fetch
 through one ``switch_case`` a step: with nothing timed it runs as fast as the untimed loop.
+
+What the clock counts (issue #30): the epoch's first batch (or a resumed epoch's) waits for
+the reader to start; that wait is start-up (:data:`STARTUP_S`), reported apart from the
+input wait, so a short epoch never reads input-bound from its one slow first batch. A timed
+step reads the clock a second time right after its first read and subtracts that pair's
+interval (the clock's own cost: a ``numpy_function`` call and the GIL, 0.1-0.3 ms, more
+under load) from the interval around ``get_next``, so a weight of 8 or 32 no longer
+multiplies the clock's own cost into a wait the step never had. ``GUIAPP_WAIT_EVERY_STEP=1``
+(a test and bench aid, read at :func:`make_steps`) times every step and adds each step's
+wait, unweighted, to :data:`WAIT_ALL_S` beside the sampled estimate, so one run gives both.
+
+The sums also hold each extra metric's hits (top-k accuracy, :mod:`.metrics`), one slot
+each from :data:`METRIC0` on.
 """
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-#: Slots of :class:`DeviceTotals` (one float64 vector variable: one ``assign_add`` per
-#: step, one read per window). Counts are exact in float64 up to 2**53.
-LOSS, CORRECT, STEPS, WAIT_S, FINITE = range(5)
+from .metrics import extra_metrics, top_k
 
-#: While the steps do not wait, one in this many has its input wait timed and counts for
-#: this many: an estimate of the wait at an eighth of the clock reads (each needs the GIL,
-#: which the reader threads may hold).
+#: Slots of :class:`DeviceTotals` (one float64 vector variable: one ``assign_add`` per
+#: step, one read per window). Counts are exact in float64 up to 2**53. ``WAIT_S``: the
+#: sampled input wait (weighted), start-up excluded; ``STARTUP_S``: the wait of the epoch's
+#: first batch; ``WAIT_ALL_S``: every step's wait, unweighted (only with
+#: ``GUIAPP_WAIT_EVERY_STEP``); from ``METRIC0`` on: each extra metric's hits.
+LOSS, CORRECT, STEPS, WAIT_S, FINITE, STARTUP_S, WAIT_ALL_S = range(7)
+METRIC0 = 7
+
+
+def every_step_timed() -> bool:
+    """``GUIAPP_WAIT_EVERY_STEP=1``: time every step's input wait too (a test and bench aid)."""
+    return os.environ.get("GUIAPP_WAIT_EVERY_STEP", "") not in ("", "0")
+
+
+#: The first call's rate: one step in this many has its input wait timed and counts for
+#: this many (the clock's reads need the GIL, which the reader threads may hold).
 WAIT_SAMPLE = 8
-#: After a call whose timed steps each waited under :data:`CALM_BELOW_S` (the input keeps up),
-#: one in this many: the clock's reads were what kept a 0.4 ms step below Keras ``fit``
-#: (``guiapp bench train``); a call that waits brings the rate back to WAIT_SAMPLE or dense.
-CALM_SAMPLE = 32
-CALM_BELOW_S = 5e-4  # a step's own clock reads measure ~0.1-0.3 ms; any choice stays unbiased
+#: The sparsest rate: the clock's reads were what kept a 0.4 ms step below Keras ``fit``
+#: (``guiapp bench train``), and no sample stands for more steps than this.
+MAX_SAMPLE = 32
+#: What a timed step's clock reads cost (three ``numpy_function`` calls, ~0.1 ms each), and
+#: the share of the step time they may take: the next call's rate is
+#: ``CLOCK_COST_S / (CLOCK_BUDGET * step time)``, between 1 and MAX_SAMPLE.
+CLOCK_COST_S = 3e-4
+CLOCK_BUDGET = 0.03
 #: A call whose steps waited longer than this each (by the estimate) has the next call time
 #: every step (the input is slow: timing them all costs nothing then, the steps wait anyway).
 DENSE_AFTER_S = 1e-3
@@ -52,25 +86,39 @@ DENSE_AFTER_S = 1e-3
 
 class DeviceTotals:
     """The epoch's running sums, held on the device: loss sum, correct predictions, steps
-    done in the epoch, seconds waited for input, and steps whose loss was finite.
+    done in the epoch, seconds waited for input, steps whose loss was finite, the start-up
+    wait, every step's wait (when all are timed) and each extra metric's hits.
 
     A NaN or infinite loss makes the loss sum NaN or infinite for the rest of the epoch,
     so one look at it per read finds it; the steps counted finite before it say where it
     happened (the first such step once the weights are NaN, as they then stay)."""
 
-    def __init__(self) -> None:
+    def __init__(self, extra: int = 0) -> None:
         import tensorflow as tf
 
+        self.extra = extra
         self.var = tf.Variable(self.initial(), trainable=False, dtype=tf.float64)
         # The epoch's first step here (0, or where a resumed epoch starts): where the
         # reader's segments start (the wait clock times their first batches).
         self.origin = tf.Variable(0, trainable=False, dtype=tf.int64)
+        # One step in this many has its wait timed in the next call (1: every step); the
+        # steps set it, the meters report it with each window.
+        self.rate = tf.Variable(WAIT_SAMPLE, trainable=False, dtype=tf.int64)
 
-    @staticmethod
     def initial(
-        loss: float = 0.0, correct: float = 0.0, steps: int = 0, wait_s: float = 0.0
+        self,
+        loss: float = 0.0,
+        correct: float = 0.0,
+        steps: int = 0,
+        wait_s: float = 0.0,
+        startup_s: float = 0.0,
+        wait_all_s: float = 0.0,
+        hits: Sequence[float] = (),
     ) -> list[float]:
-        return [float(loss), float(correct), float(steps), float(wait_s), float(steps)]
+        more = [float(h) for h in hits][: self.extra]
+        more += [0.0] * (self.extra - len(more))
+        sums = [float(loss), float(correct), float(steps), float(wait_s), float(steps)]
+        return [*sums, float(startup_s), float(wait_all_s), *more]
 
     def reset(
         self,
@@ -79,10 +127,13 @@ class DeviceTotals:
         steps: int = 0,
         wait_s: float = 0.0,
         origin: int | None = None,
+        startup_s: float = 0.0,
+        wait_all_s: float = 0.0,
+        hits: Sequence[float] = (),
     ) -> None:
         """Start an epoch at these sums (zero, or a checkpoint's for a resumed epoch);
         ``origin``: the step the iterator's first segment starts at (default ``steps``)."""
-        self.var.assign(self.initial(loss, correct, steps, wait_s))
+        self.var.assign(self.initial(loss, correct, steps, wait_s, startup_s, wait_all_s, hits))
         self.origin.assign(int(steps if origin is None else origin))
 
     def read(self) -> list[float]:
@@ -118,6 +169,7 @@ def make_steps(
     *,
     timed: bool = True,
     segment_batches: int = 0,
+    metrics: Sequence[str] = (),
 ) -> Steps:
     """``train(iterator, n)`` under ``strategy.run``, ``predict(x)`` and the per-example loss.
 
@@ -125,14 +177,18 @@ def make_steps(
     Keras optimizer's all-reduce (a sum over replicas) yields the mean gradient.
     ``timed=False`` leaves the input-wait clock out (``guiapp bench train`` measures its cost).
     ``segment_batches``: the reader's batches per segment (``BatchPipeline.segment_batches``;
-    0 if unknown), whose first batches the clock always times.
+    0 if unknown), whose first batches the clock always times. ``metrics``: the run's
+    metric names (:func:`.metrics.run_metrics`); each one besides ``accuracy`` gets its
+    hits counted in a slot of its own.
     """
     import tensorflow as tf
 
     loss_obj.reduction = None  # per-example losses
     replicas = int(strategy.num_replicas_in_sync)
     binary = int(model.outputs[0].shape[-1]) == 1
-    totals = DeviceTotals()
+    extras = tuple(top_k(m) for m in extra_metrics(metrics))
+    totals = DeviceTotals(len(extras))
+    every = every_step_timed()
 
     def correct_count(y: Any, out: Any) -> Any:
         if binary:
@@ -144,12 +200,20 @@ def make_steps(
             pred = tf.argmax(out, -1, output_type=tf.int32)
         return tf.reduce_sum(tf.cast(tf.equal(pred, tf.cast(y, tf.int32)), tf.float32))
 
+    def hits(y: Any, out: Any) -> list[Any]:
+        """Rows whose label is among the k highest outputs, for each extra metric's k."""
+        scores = tf.cast(out, tf.float32)
+        labels = tf.cast(tf.reshape(y, [-1]), tf.int32)
+        return [
+            tf.reduce_sum(tf.cast(tf.math.in_top_k(labels, scores, k), tf.float32)) for k in extras
+        ]
+
     def per_example_loss(y: Any, out: Any) -> Any:
         if binary:
             y = tf.reshape(tf.cast(y, out.dtype), [-1, 1])
         return tf.reshape(loss_obj(y, out), [-1])
 
-    def step_fn(*batch: Any) -> tuple[Any, Any]:
+    def step_fn(*batch: Any) -> tuple[Any, ...]:
         x, y = batch[0], batch[1]
         with tf.GradientTape() as tape:
             out = model(x, training=True)
@@ -162,12 +226,13 @@ def make_steps(
             scaled = optimizer.scale_loss(loss) if hasattr(optimizer, "scale_loss") else loss
         grads = tape.gradient(scaled, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
-        return tf.reduce_sum(per_example), correct_count(y, out)
+        return (tf.reduce_sum(per_example), correct_count(y, out), *hits(y, out))
 
     total = tf.distribute.ReduceOp.SUM
     one = tf.constant(1.0, tf.float64)
 
     zero = tf.constant(0.0, tf.float64)
+    no_wait = tf.zeros([3], tf.float64)
     sample = WAIT_SAMPLE if timed else 0
 
     def clock(*after: Any) -> Any:
@@ -176,74 +241,89 @@ def make_steps(
             return tf.reshape(tf.numpy_function(_perf_counter, [], tf.float64, stateful=True), [])
 
     def step(batch: Any, wait: Any) -> Any:
-        """Train on ``batch`` and count it (``wait``: seconds, weighted, the step waited for
-        it); the step's results (what a clock read after the step waits for)."""
-        loss_sum, correct = strategy.run(step_fn, args=tuple(batch))
-        loss_sum = tf.cast(strategy.reduce(total, loss_sum, axis=None), tf.float64)
-        correct = tf.cast(strategy.reduce(total, correct, axis=None), tf.float64)
+        """Train on ``batch`` and count it (``wait``: seconds the step waited for it, as
+        [weighted sample, start-up, unweighted]); the step's results (what a clock read
+        after the step waits for)."""
+        results = strategy.run(step_fn, args=tuple(batch))
+        sums = [tf.cast(strategy.reduce(total, r, axis=None), tf.float64) for r in results]
+        loss_sum = sums[0]
         finite = tf.cast(tf.math.is_finite(loss_sum), tf.float64)
-        totals.var.assign_add(tf.stack([loss_sum, correct, one, wait, finite]))
-        return loss_sum, correct
+        totals.var.assign_add(
+            tf.stack([loss_sum, sums[1], one, wait[0], finite, wait[1], wait[2], *sums[2:]])
+        )
+        return sums[0], sums[1]
 
     # Whether the last call waited more than DENSE_AFTER_S a step: the next one then
-    # times every step (and each stands for itself); or each timed step under CALM_BELOW_S:
-    # the next one samples one in CALM_SAMPLE.
+    # times every step (and each stands for itself); and the rate the clock can afford.
     dense_var = tf.Variable(False, trainable=False, dtype=tf.bool)
-    calm_var = tf.Variable(False, trainable=False, dtype=tf.bool)
-    # The longest single timed wait of the call, unweighted (-1: none timed): calm is judged
-    # on it, not on the weighted sum, where one clock read's own ~0.1-0.3 ms times the rate
-    # looked like waiting and flipped the rate back every few calls.
-    longest_var = tf.Variable(-1.0, trainable=False, dtype=tf.float64)
-    rates = tf.constant([sample, CALM_SAMPLE if sample else 0], tf.int64)
+    rate_var = totals.rate
 
     def schedule(first: Any, n: Any) -> tuple[Any, Any]:
         """For batches 0..n of a call starting at step ``first`` of the epoch: how to fetch
         each (0 not at all: the call's end; 1 untimed; 2 timed) and what a timed wait
-        stands for. Made once per call: each op in the loop costs every step a few us.
+        counts for in each of the three wait slots (the sampled estimate, start-up, every
+        step). Made once per call: each op in the loop costs every step a few us.
 
-        The first batch of each of the reader's segments is timed for itself: when the
-        input is slow, it is the one that waits (the others are slices of it, already
-        there). Of the others one in ``sample``, picked by a hash of the step's number (out
-        of step with any cycle of the input), counts for ``sample`` (``CALM_SAMPLE`` after
-        a call that hardly waited, ``calm_var``); or all of them, each for itself, after a
-        call that waited (``dense_var``). Each choice depends only on
-        waits already seen, so the sum of the weighted waits is an unbiased estimate."""
+        The epoch's first batch here (``totals.origin``) is start-up, timed for itself into
+        its own slot. The first batch of each of the reader's segments is timed for
+        itself: when the input is slow, it is the one that waits (the others are slices of
+        it, already there). Of the others one in ``rate_var``, picked by a hash of the step's
+        number (out of step with any cycle of the input), counts for ``rate_var`` (what
+        the clock can afford, from the last call's step time); or all of them, each
+        for itself, after a call that waited (``dense_var``). Each choice depends only on
+        waits already seen, so the sum of the weighted waits is an unbiased estimate. With
+        ``every`` all steps are timed, and each also counts once in the third slot."""
         key = first + tf.range(0, n + 1, dtype=tf.int64)
         seg = key - totals.origin
+        startup = seg == 0
         if segment_batches:
             seg = seg % segment_batches
         alone = (seg == 0) | dense_var
-        rate = rates[tf.cast(calm_var, tf.int32)]
+        rate = tf.maximum(rate_var, 1)
         picked = alone | ((key * 2654435761 % 2**32) // 2**16 % rate == 0)
-        plan = tf.where(key < first + tf.cast(n, tf.int64), tf.where(picked, 2, 1), 0)
-        return plan, tf.where(alone, one, tf.cast(rate, tf.float64))
+        timed_now = tf.fill(tf.shape(picked), True) if every else picked
+        plan = tf.where(key < first + tf.cast(n, tf.int64), tf.where(timed_now, 2, 1), 0)
+        sampled = tf.where(picked, tf.where(alone, one, tf.cast(rate, tf.float64)), zero)
+        counts = tf.stack(
+            [
+                tf.where(startup, zero, sampled),
+                tf.where(startup, one, zero),
+                tf.where(startup, zero, one if every else zero),
+            ],
+            axis=1,
+        )
+        return plan, counts
 
     def fetch(iterator: Any, j: Any, sched: Any, after: Any, last: Any) -> Any:
-        """Batch ``j`` of the call (``last`` again past its end) and its weighted wait (0
-        if not timed)."""
-        plan, weights = sched
+        """Batch ``j`` of the call (``last`` again past its end) and its waits (zeros if
+        not timed).
+
+        A timed fetch reads the clock once the step before is done, again at once (the
+        interval between the two is the clock's own cost, under the same load), and once
+        the batch is there: the wait is the last interval less the clock's cost."""
+        plan, counts = sched
 
         def timed() -> tuple[Any, Any]:
             done = clock(*after)  # the step before was done (the call's start for batch 0)
-            with tf.control_dependencies([] if after else [done]):
+            ref = clock(done)
+            with tf.control_dependencies([] if after else [ref]):
                 nxt = iterator.get_next()
-            waited = tf.maximum(clock(nxt) - done, 0.0)
-            longest_var.assign(tf.maximum(longest_var, waited))
-            return nxt, waited * weights[j]
+            waited = (clock(nxt, ref) - ref) - (ref - done)
+            return nxt, waited * counts[j]
 
         def untimed() -> tuple[Any, Any]:
-            return iterator.get_next(), zero
+            return iterator.get_next(), no_wait
 
         if last is None:
             return tf.cond(plan[j] > 1, timed, untimed)
-        return tf.switch_case(plan[j], [lambda: (last, zero), untimed, timed])
+        return tf.switch_case(plan[j], [lambda: (last, no_wait), untimed, timed])
 
     @tf.function
     def train_steps(iterator: Any, n: Any) -> None:
         if not sample:
             return _untimed(iterator, n)
         start = totals.var.value()
-        longest_var.assign(-1.0)
+        t_start = clock(start)
         sched = schedule(tf.cast(start[STEPS], tf.int64), n)
         batch, wait0 = fetch(iterator, 0, sched, (), None)
 
@@ -253,31 +333,36 @@ def make_steps(
             done_with = step(batch, wait)
             return (i + 1, *fetch(iterator, i + 1, sched, done_with, batch))
 
-        tf.while_loop(lambda i, *_: i < n, body, [tf.constant(0, tf.int32), batch, wait0])
-        waited = totals.var[WAIT_S] - start[WAIT_S]
-        dense = waited > DENSE_AFTER_S * tf.cast(n, tf.float64)
-        timed_any = longest_var >= 0.0  # a call with no timed step leaves the rate as it was
-        calm = tf.where(timed_any, longest_var < CALM_BELOW_S, calm_var)
+        out = tf.while_loop(lambda i, *_: i < n, body, [tf.constant(0, tf.int32), batch, wait0])
+        now = totals.var.value()
+        steps_n = tf.cast(n, tf.float64)
+        waited = now[WAIT_S] - start[WAIT_S]
+        dense = waited > DENSE_AFTER_S * steps_n
+        # The step time without waiting (start-up and waits out): what the clock may cost.
+        busy = clock(now, out) - t_start - waited - (now[STARTUP_S] - start[STARTUP_S])
+        per_step = tf.maximum(busy / steps_n, 1e-6)
+        rate = tf.math.ceil(CLOCK_COST_S / (CLOCK_BUDGET * per_step))
+        rate = tf.clip_by_value(rate, 1.0, float(MAX_SAMPLE))
         if workers:
-            dense, calm = agree(dense, calm)
+            dense, rate = agree(dense, rate)
         dense_var.assign(dense)
-        calm_var.assign(calm)
+        rate_var.assign(tf.cast(rate, tf.int64))
         return None
 
     # Several workers must make the same plan: a timed and an untimed fetch are two
     # get_next ops, each with its own all-reduce across the workers (whether any has data),
     # so a worker fetching one while another fetches the other waits forever. The next
-    # call times every step if any worker waited, samples calmly only if all were calm.
+    # call times every step if any worker waited, and samples at the workers' mean rate.
     workers = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
 
-    def agree(dense: Any, calm: Any) -> tuple[Any, Any]:
-        flags = tf.cast(tf.stack([dense, calm]), tf.float32)
+    def agree(dense: Any, rate: Any) -> tuple[Any, Any]:
+        flags = tf.stack([tf.cast(dense, tf.float64), tf.cast(rate, tf.float64)])
         out = strategy.reduce(total, strategy.run(tf.identity, args=(flags,)), axis=None)
-        return out[0] > 0.0, out[1] >= float(replicas)
+        return out[0] > 0.0, tf.round(out[1] / float(replicas))
 
     def _untimed(iterator: Any, n: Any) -> None:
         def body(i: Any, batch: Any) -> tuple[Any, Any]:
-            step(batch, zero)
+            step(batch, no_wait)
             j = i + 1
             return j, tf.cond(j < n, iterator.get_next, lambda: batch)
 

@@ -1,21 +1,34 @@
 """TensorBoard event files for a run: a listener on the run's events.
 
 ``RUN_DIR/tensorboard/`` receives, through ``tf.summary``, the batch curves at their global
-step (``batch/loss``, ``batch/accuracy``, ``batch/rows_per_s``, ``batch/input_wait``), the
-epoch curves at the epoch number (``epoch/loss``, ``epoch/val_accuracy``, ...) and, through
-the HParams plugin, the trial's parameters with the metrics the dashboard lists. So
+step (``batch/loss``, ``batch/accuracy``, ``batch/top3_accuracy``, ``batch/rows_per_s``,
+``batch/input_wait``), the epoch curves at the epoch number, 1-based (``epoch/loss``,
+``epoch/val_accuracy``, ``epoch/val_top3_accuracy``, ``epoch/input_wait``, ...) and, through
+the HParams plugin, the trial's parameters with the metrics the dashboard lists. The
+metric names come from :mod:`.metrics` (the run's own, from its ``started`` event). So
 ``tensorboard --logdir EXPERIMENT_DIR`` shows every trial's curves and the HParams table.
 The runner knows nothing of it: it emits events, this writes them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-BATCH_SCALARS = ("loss", "accuracy", "rows_per_s", "input_wait")
-EPOCH_SCALARS = ("loss", "accuracy", "val_loss", "val_accuracy", "rows_per_s", "duration_s")
+from .metrics import ACCURACY, batch_fields, epoch_fields, extra_metrics, run_metrics
+
+BATCH_SCALARS = batch_fields()
+EPOCH_SCALARS = (*epoch_fields(), "input_wait", "startup_s")
 METRICS = ("epoch/val_accuracy", "epoch/val_loss", "epoch/accuracy", "epoch/loss")
+
+
+def hparam_metrics(names: Sequence[str] = (ACCURACY,)) -> tuple[str, ...]:
+    """The scalars the HParams table lists for a run computing ``names``."""
+    extras = extra_metrics(names)
+    return (*METRICS, *(f"epoch/val_{m}" for m in extras), *(f"epoch/{m}" for m in extras))
+
+
 FOLDER = "tensorboard"
 
 
@@ -86,7 +99,9 @@ class TensorBoardLog:
         with self._open().as_default():
             hp.hparams_config(
                 hparams=[hp.HParam(name) for name in params],
-                metrics=[hp.Metric(tag) for tag in METRICS],
+                metrics=[
+                    hp.Metric(tag) for tag in hparam_metrics(run_metrics(event.get("metrics")))
+                ],
             )
             hp.hparams(params, trial_id=self.trial)
         self._open().flush()

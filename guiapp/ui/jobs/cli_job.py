@@ -67,7 +67,8 @@ def training_progress(started: dict[str, Any], batch: dict[str, Any]) -> tuple[i
         return None
     assert isinstance(epochs, int) and isinstance(steps, int)
     assert isinstance(epoch, int) and isinstance(step, int)
-    return epoch * steps + step, epochs * steps
+    done = epoch - 1 if started.get("epochs_from") == 1 else epoch  # 1-based; 0-based before
+    return done * steps + step, epochs * steps
 
 
 def error_line(stderr: str) -> str:

@@ -2,8 +2,8 @@
 
 Every rows/s on screen goes through :func:`format_rate` (whole rows with thousands
 separators, the way the CLI's log lines write them), every duration through
-:func:`format_duration` (``h:mm:ss``). Epochs a user reads are 1-based everywhere (the
-events' 0-based ``epoch`` + 1).
+:func:`format_duration` (``h:mm:ss``). Epochs are 1-based everywhere: in the events and
+files as on screen (``RunHistory`` reads older 0-based events into the convention).
 """
 
 from __future__ import annotations

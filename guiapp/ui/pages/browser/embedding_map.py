@@ -30,6 +30,8 @@ PALETTE = np.array(
 )  # fmt: skip
 COLOUR_BY = ("class", "prediction", "correct", "confidence")
 CONFIDENCE_LEVELS = 10
+#: Points binned per numpy call (each call holds the GIL; the GUI thread waits that long).
+CHUNK = 1 << 17
 #: Screen pixels per side of one bin of the map (2: a quarter of the bins, dots of 2 px).
 PIXEL = 2
 
@@ -59,27 +61,31 @@ def raster(
 ) -> np.ndarray:
     """RGBA (height, width, 4) uint8 of the points inside ``rect`` = (x0, y0, x1, y1): each
     pixel the mean colour of its points, its opacity growing with their count (log).
-    One ``bincount`` of (pixel, colour) pairs; points outside go to one spare bin, so no
-    boolean copy of the arrays is made."""
+    ``bincount`` of (pixel, colour) pairs, chunk by chunk; points outside go to one spare
+    bin, so no boolean copy of the arrays is made."""
     x0, y0, x1, y1 = rect
     width, height = max(1, int(width)), max(1, int(height))
     out = np.zeros((height, width, 4), np.uint8)
     if x1 <= x0 or y1 <= y0 or not len(xy):
         return out
     k = len(palette)
-    fx = xy[:, 0] - np.float32(x0)
-    fx *= np.float32(width / (x1 - x0))
-    fy = xy[:, 1] - np.float32(y0)
-    fy *= np.float32(height / (y1 - y0))
-    inside = (fx >= 0) & (fx < width) & (fy >= 0) & (fy < height)
-    key = fy.astype(np.int32).astype(np.int64)
-    key *= width
-    key += fx.astype(np.int32)
-    key *= k
-    key += colour
     size = width * height
-    key[~inside] = size * k
-    counts = np.bincount(key, minlength=size * k + 1)[: size * k].reshape(size, k)
+    counts = np.zeros(size * k + 1, np.int64)
+    sx, sy = np.float32(width / (x1 - x0)), np.float32(height / (y1 - y0))
+    for a in range(0, len(xy), CHUNK):  # short numpy calls: the GUI thread gets the GIL between
+        fx = xy[a : a + CHUNK, 0] - np.float32(x0)
+        fx *= sx
+        fy = xy[a : a + CHUNK, 1] - np.float32(y0)
+        fy *= sy
+        inside = (fx >= 0) & (fx < width) & (fy >= 0) & (fy < height)
+        key = fy.astype(np.int32).astype(np.int64)
+        key *= width
+        key += fx.astype(np.int32)
+        key *= k
+        key += colour[a : a + CHUNK]
+        key[~inside] = size * k
+        counts += np.bincount(key, minlength=size * k + 1)
+    counts = counts[: size * k].reshape(size, k)
     total = counts.sum(axis=1)
     hit = np.flatnonzero(total)
     if not len(hit):

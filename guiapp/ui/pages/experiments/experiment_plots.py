@@ -133,7 +133,7 @@ class ExperimentPlots(QWidget):
                     symbolBrush=color, name=tid if i < MAX_LEGEND else None,
                 )  # fmt: skip
             self.loss_curves[tid].setData(run.step.view(), run.smooth["loss"].view())
-            epochs = run.epoch_index.view() + 1
+            epochs = run.epoch_index.view()  # 1-based
             self.val_curves[tid].setData(epochs, run.epoch["val_accuracy"].view())
         most = max((len(run.epoch_index) for run in h.trials.values()), default=0)
         if most <= 1:  # one epoch per trial: a column of points, centred

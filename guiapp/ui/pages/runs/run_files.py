@@ -108,7 +108,7 @@ def best_checkpoint(history: RunHistory) -> dict[str, Any] | None:
 
     def row(i: int) -> dict[str, Any]:
         return {
-            "epoch": int(epochs[i]) + 1,
+            "epoch": int(epochs[i]),
             "val_accuracy": float(acc[i]),
             "val_loss": float(history.epoch["val_loss"].view()[i]),
         }

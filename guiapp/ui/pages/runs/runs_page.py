@@ -26,6 +26,7 @@ from guiapp.core.predict import PredictionFilter
 from guiapp.core.project import Project
 from guiapp.core.train.evaluate import split_text
 from guiapp.core.train.experiment_spec import SINGLE_TRIAL
+from guiapp.core.train.metrics import run_plot_choices
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.dialogs.predict_dialog import PredictDialog
 from guiapp.ui.jobs.cli_job import format_eta, format_rate
@@ -50,13 +51,9 @@ from guiapp.ui.widgets.tables import select_table_rows, table
 from guiapp.ui.widgets.trial_segments import trial_slices
 
 COLORS = [(80, 190, 255), (255, 150, 40), (90, 200, 90), (240, 80, 80), (180, 140, 230)]
-#: what the overlay of the selected runs shows: label, the history's epoch column
-METRICS = (
-    ("validation accuracy", "val_accuracy"),
-    ("validation loss", "val_loss"),
-    ("training loss", "loss"),
-    ("training accuracy", "accuracy"),
-)
+#: what the overlay of the selected runs shows: label, the history's epoch column (every
+#: metric a run may compute, core/train/metrics.py; a run without one shows no curve)
+METRICS = run_plot_choices()
 
 
 class RunsPage(RunsList, RunExport, Page):
@@ -249,7 +246,7 @@ class RunsPage(RunsList, RunExport, Page):
             if info is None:
                 continue
             h = info["history"]
-            x = h.epoch_index.view() + 1
+            x = h.epoch_index.view()  # 1-based, as every file and event counts
             # an experiment's trials (folds, fractions): a curve and a legend entry each
             for trial, at in trial_slices(h):
                 color = COLORS[n % len(COLORS)]

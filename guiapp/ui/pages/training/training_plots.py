@@ -7,7 +7,9 @@ axes are painted from a cache (:class:`SteadyRange`), so a refresh redraws only 
 (a fraction of the cost, ``guiapp bench gui``). The smoothed batch curve is a
 centred mean of a few logged batches (:func:`centred_mean`): it follows the raw curve
 without the lag of a long moving average. Legends are a line above each plot, never a box
-over the points.
+over the points. The run's other metrics (top-k accuracy, ``core/train/metrics.py``) share
+the accuracy plot: a smoothed batch curve and the validation per epoch each, in a colour
+of their own, named in the legend when the run computes them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from guiapp.core.train.history import RunHistory
+from guiapp.core.train.metrics import ALL_METRICS, extra_metrics
+from guiapp.core.train.metrics import label as metric_label
 from guiapp.ui.widgets.plot_legend import DOT, LINE, SQUARE, legend_html
 from guiapp.ui.widgets.plots import StagedPaint, new_plot
 from guiapp.ui.widgets.steady_range import SteadyRange
@@ -30,6 +34,8 @@ REFRESH_MS = 100
 TRAIN, VAL, RAW = (80, 190, 255), (255, 150, 40), (150, 175, 210, 170)
 SMOOTH_HALF = 5  # the smoothed curve averages up to 5 logged batches either side
 BANDS = ((0.05, "5%: moderate"), (0.20, "20%: input-bound"))
+#: the colours of the other metrics' curves on the accuracy plot
+METRIC_COLORS = ((90, 200, 90), (200, 140, 240), (240, 220, 90))
 
 
 def make_plot(grid: QGridLayout, row: int, col: int, left: str, digits: int) -> pg.PlotItem:
@@ -98,16 +104,15 @@ class TrainingPlots(QWidget):
             self.curves[f"val_{key}_epoch"] = curve(
                 plot, "epoch: validation", VAL, symbol="s", symbolSize=6, symbolBrush=VAL
             )
-        self.legend.setText(
-            legend_html(
-                [
-                    ("batch", RAW, LINE),
-                    (f"smoothed (mean of {2 * SMOOTH_HALF + 1} logged batches)", TRAIN, LINE),
-                    ("epoch: train", TRAIN, DOT),
-                    ("epoch: validation", VAL, SQUARE),
-                ]
-            )
-        )
+        self.metric_colors = dict(zip(extra_metrics(ALL_METRICS), METRIC_COLORS, strict=False))
+        for m, color in self.metric_colors.items():
+            self.curves[f"{m}_smooth"] = curve(self.acc_plot, metric_label(m), color)
+            self.curves[f"val_{m}_epoch"] = curve(
+                self.acc_plot, f"validation {metric_label(m)}", color,
+                symbol="s", symbolSize=6, symbolBrush=color,
+            )  # fmt: skip
+        self._legend_metrics: tuple[str, ...] | None = None
+        self._set_legend(())
         self.curves["rows_per_s"] = curve(self.rate_plot, "rows/s", TRAIN)
         self.curves["input_wait"] = curve(self.wait_plot, "input wait", TRAIN)
         # ranges that move in steps, axes painted from a cache: a refresh redraws curves
@@ -144,6 +149,23 @@ class TrainingPlots(QWidget):
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
         self.timer.start()
+
+    def _set_legend(self, extras: tuple[str, ...]) -> None:
+        """The legend line, naming the run's other metrics (``extras``) when it has them."""
+        if extras == self._legend_metrics:
+            return
+        self._legend_metrics = extras
+        items = [
+            ("batch", RAW, LINE),
+            (f"smoothed (mean of {2 * SMOOTH_HALF + 1} logged batches)", TRAIN, LINE),
+            ("epoch: train", TRAIN, DOT),
+            ("epoch: validation", VAL, SQUARE),
+        ]
+        for m in extras:
+            color = self.metric_colors[m]
+            items += [(f"{metric_label(m)} (smoothed)", color, LINE)]
+            items += [(f"{metric_label(m)}: validation", color, SQUARE)]
+        self.legend.setText(legend_html(items))
 
     def set_history(self, history: RunHistory) -> None:
         self.history = history
@@ -193,6 +215,19 @@ class TrainingPlots(QWidget):
             self.curves[f"{key}_epoch"].setData(ex, train, skipFiniteCheck=True)
             self.curves[f"val_{key}_epoch"].setData(ex, val, skipFiniteCheck=True)
             moves[key] = (((x, ex), (raw, train, val)), kw)
+        extras = extra_metrics(h.metrics)
+        self._set_legend(extras)
+        shown: list[np.ndarray] = []
+        for m in self.metric_colors:
+            on = m in extras
+            smooth_m = centred_mean(h.batch[m].view()) if on else np.zeros(0)
+            val_m = h.epoch[f"val_{m}"].view() if on else np.zeros(0)
+            self.curves[f"{m}_smooth"].setData(x if on else [], smooth_m, skipFiniteCheck=True)
+            self.curves[f"val_{m}_epoch"].setData(ex if on else [], val_m, skipFiniteCheck=True)
+            shown += [smooth_m, val_m] if on else []
+        if shown:
+            (xs, ys), options = moves["accuracy"]
+            moves["accuracy"] = ((xs, (*ys, *shown)), options)  # type: ignore[misc]
         rate = h.batch["rows_per_s"].view()
         self.curves["rows_per_s"].setData(x, rate, skipFiniteCheck=True)
         moves["rows_per_s"] = (((x,), (rate,)), kw)
