@@ -64,6 +64,15 @@ def test_a_shard_of_another_dataset_is_refused(make_dataset: MakeDataset, tmp_pa
         assert len(ds) == 5000
 
 
+def test_a_shard_copied_over_another_of_the_same_dataset_is_refused(
+    make_dataset: MakeDataset, tmp_path: Path
+) -> None:
+    path = make_dataset(rows=5000)  # shards 0 and 1 full: same uuid, size and offsets
+    shutil.copyfile(tmp_path / "data.shards/00000.h5", tmp_path / "data.shards/00001.h5")
+    for cmd in ("info", "check"):
+        _one_line(guiapp(cmd, path), "data.shards/00001.h5", "rows of shard 0, not of shard 1")
+
+
 def test_a_truncated_shard_is_refused(make_dataset: MakeDataset, tmp_path: Path) -> None:
     path = make_dataset(rows=5000)
     shard = tmp_path / "data.shards/00000.h5"

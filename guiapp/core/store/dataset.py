@@ -208,13 +208,14 @@ class Dataset:
         skip = self._shard_list.from_files
         folder = str(self._folder / shard_dir(self.path).name)  # (pathlib per shard: 10x)
         uuid = self.uuid.encode("ascii")
-        for k, (number, cap, committed, xo, yo) in enumerate(
+        for k, (number, cap, committed, xo, yo, sealed_as) in enumerate(
             zip(
                 rec["number"].tolist(),
                 rec["capacity"].tolist(),
                 rec["committed"].tolist(),
                 rec["x_offset"].tolist(),
                 rec["y_offset"].tolist(),
+                rec["content_hash"].tolist(),
                 strict=True,
             )
         ):
@@ -225,7 +226,7 @@ class Dataset:
             else:
                 name = str(self._path_of(k, self._files, number))
             try:
-                ok = vouch_shard(name, uuid, xo, yo, cap, row_bytes)
+                ok = vouch_shard(name, uuid, xo, yo, cap, row_bytes, sealed_as.strip())
             except FileNotFoundError:
                 raise DatasetError(
                     name,

@@ -199,14 +199,17 @@ def vouch_shard(
     y_offset: int,
     capacity: int,
     row_bytes: int,
+    content_hash: bytes = b"",
 ) -> bool | None:
     """Whether the file's own bytes confirm a sealed shard as the manifest lists it, read
     without HDF5: two reads of at most ``VOUCH_BYTES`` at its ends, no rows.
 
     True: the file is long enough for ``capacity`` rows at the offsets, and its header
-    bytes hold the dataset's uuid and the contiguous layouts ``(offset, length)`` of ``x``
-    and ``y`` at exactly those offsets. False: it is too short for them. None: the bytes do
-    not say (another uuid, other offsets, or a layout this reader does not know): ask HDF5
+    bytes hold the dataset's uuid, the content hash the manifest lists (when it lists one:
+    another shard of the same dataset has another) and the contiguous layouts ``(offset,
+    length)`` of ``x`` and ``y`` at exactly those offsets. False: it is too short for them.
+    None: the bytes do not say (another uuid, hash or offsets, or a layout this reader does
+    not know): ask HDF5
     (:func:`confirm_shard`). A missing file raises ``FileNotFoundError``. Offsets < 0
     (compressed shards): only the uuid is looked for.
     """
@@ -227,6 +230,8 @@ def vouch_shard(
     finally:
         os.close(fd)
     if uuid not in tail and uuid not in head:
+        return None
+    if content_hash and content_hash not in tail and content_hash not in head:
         return None
     if contiguous:
         for layout in (struct.pack("<QQ", x_offset, x_len), struct.pack("<QQ", y_offset, y_len)):
@@ -255,6 +260,14 @@ def confirm_shard(
             path,
             f"belongs to another dataset (its dataset_uuid {meta.dataset_uuid} is not "
             f"{index.name}'s {uuid})",
+            f"Put this dataset's own shard {number:05d}.h5 back (from a backup) or regenerate "
+            "the dataset",
+        )
+    if meta.number != number:
+        raise DatasetError(
+            path,
+            f"holds the rows of shard {meta.number}, not of shard {number} (a shard file "
+            "copied over another?)",
             f"Put this dataset's own shard {number:05d}.h5 back (from a backup) or regenerate "
             "the dataset",
         )
