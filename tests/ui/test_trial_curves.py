@@ -59,6 +59,9 @@ def test_training_plots_draw_each_fold_apart_and_label_it(qtbot) -> None:
     qtbot.waitUntil(lambda: plots.points("val_accuracy_epoch") == 9, timeout=5_000)
     assert subpaths(val) == 3  # one line per fold, none from fold-0's last epoch down
     assert subpaths(plots.curves["loss_raw"]) == 3
+    plots.acc_plot.setXRange(0, 120, padding=0)  # a redraw for a new range keeps the breaks
+    plots.loss_plot.setXRange(0, 120, padding=0)
+    assert subpaths(val) == 3 and subpaths(plots.curves["loss_raw"]) == 3
     labels = [
         item.label.format
         for item in plots.loss_plot.items

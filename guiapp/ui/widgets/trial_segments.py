@@ -11,7 +11,7 @@ per trial with :func:`trial_slices`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ import pyqtgraph as pg
 
 #: the dashed line where a trial starts, and its label
 MARK = (200, 200, 200, 150)
+DASH = pg.QtCore.Qt.PenStyle.DashLine
 
 
 def trial_of(starts: Sequence[float], x: np.ndarray) -> np.ndarray:
@@ -56,9 +57,11 @@ def trial_slices(history: Any) -> Iterator[tuple[Any, np.ndarray]]:
 class TrialMarks:
     """Separates an experiment's trials on a set of plots whose curves share the step axis.
 
-    ``update(history)`` runs after the curves got their data: with two trials or more it
-    gives each curve a ``connect`` array that breaks the line between trials, and adds a
-    dashed line at each trial's start, labelled with its id on the ``labelled`` plots.
+    Every ``setData`` of the ``curves`` gets a ``connect`` array that breaks the line
+    between two trials of ``history()`` (their points and NaNs are never joined), so a range
+    change that redraws a curve keeps the breaks; ``update(history)``, after the curves got
+    their data, adds a dashed line where each trial starts, labelled with its id on the
+    ``labelled`` plots (the first trial's label at its first point, without a line).
     """
 
     def __init__(
@@ -66,12 +69,37 @@ class TrialMarks:
         curves: dict[str, pg.PlotDataItem],
         plots: Sequence[pg.PlotItem],
         labelled: Sequence[pg.PlotItem] = (),
+        history: Callable[[], Any] | None = None,
     ) -> None:
         self.curves = curves
         self.plots = list(plots)
         self.labelled = set(map(id, labelled))
+        self.history = history
         self.lines: list[tuple[pg.PlotItem, pg.InfiniteLine]] = []
         self.marked: list[tuple[Any, float]] = []
+        for item in curves.values():
+            self._break_between_trials(item)
+
+    def _starts(self) -> list[float]:
+        h = self.history() if self.history is not None else None
+        return [x for _, x in h.trial_starts] if h is not None else []
+
+    def _break_between_trials(self, item: pg.PlotDataItem) -> None:
+        """Wrap ``item.setData`` so that its line never joins two trials."""
+        plain = item.setData
+
+        def set_data(*args: Any, **kw: Any) -> None:
+            starts = self._starts()
+            if len(starts) >= 2 and len(args) >= 2 and "connect" not in kw:
+                x, y = np.asarray(args[0], np.float64), np.asarray(args[1], np.float64)
+                if len(x) == len(y):
+                    kw["connect"] = connect_mask(trial_of(starts, x), y)
+                    kw["skipFiniteCheck"] = False
+            elif isinstance(item.opts.get("connect"), np.ndarray):
+                kw.setdefault("connect", "auto")  # a mask of other data must not stay
+            plain(*args, **kw)
+
+        item.setData = set_data
 
     def update(self, history: Any) -> None:
         starts = list(history.trial_starts)
@@ -79,21 +107,16 @@ class TrialMarks:
             self.clear()  # another run
         if len(starts) < 2:
             return
-        xs = [x for _, x in starts]
-        for item in self.curves.values():
-            x, y = item.getOriginalDataset()
-            if x is None or len(x) < 2:
-                continue
-            item.setData(x, y, connect=connect_mask(trial_of(xs, x), y), skipFiniteCheck=False)
-            # the next setData without ``connect`` must not meet a mask of another length
-            item.opts["connect"] = "auto"
-        for tid, x0 in starts[len(self.marked) :]:
+        first = float(history.step.view()[0]) if len(history.step) else starts[0][1]
+        for k, (tid, x0) in enumerate(starts[len(self.marked) :], start=len(self.marked)):
             for plot in self.plots:
                 label = str(tid) if id(plot) in self.labelled else None
+                if k == 0 and label is None:
+                    continue
                 line = pg.InfiniteLine(
-                    pos=x0,
+                    pos=first if k == 0 else x0,
                     angle=90,
-                    pen=pg.mkPen(MARK, width=1, style=pg.QtCore.Qt.PenStyle.DashLine),
+                    pen=pg.mkPen(None) if k == 0 else pg.mkPen(MARK, width=1, style=DASH),
                     label=label,
                     labelOpts={"position": 0.95, "color": MARK, "anchors": [(0, 0), (0, 0)]},
                 )

@@ -141,7 +141,9 @@ class TrainingPlots(QWidget):
         plots = (self.loss_plot, self.acc_plot, self.rate_plot, self.wait_plot)
         self.staged = StagedPaint(self, [p.getViewWidget() for p in plots])
         # an experiment's trials: no line joins two, a labelled dashed line where each starts
-        self.trials = TrialMarks(self.curves, plots, labelled=(self.loss_plot, self.acc_plot))
+        self.trials = TrialMarks(
+            self.curves, plots, (self.loss_plot, self.acc_plot), lambda: self.history
+        )
         self._shown_events = -1
         self._moved = self._pending = False  # a range moved / one waits (see _move_range)
         self._first = "loss"  # whose turn it is to move first
