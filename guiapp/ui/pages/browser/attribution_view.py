@@ -28,6 +28,7 @@ from guiapp.core.explain.label_issues import read_ranked
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob, error_line
 from guiapp.ui.pages.browser.embedding_map import EmbeddingMap
+from guiapp.ui.pages.browser.health_view import HealthView
 
 METHODS = (
     ("integrated gradients", "integrated_gradients"),
@@ -82,6 +83,14 @@ class AttributionView(QWidget):
         )
         self.map_button.clicked.connect(self.open_map)
         self.map: EmbeddingMap | None = None
+        self.health_button = QPushButton("Health")
+        self.health_button.setToolTip(
+            "The dataset's class balance per split and fold, groups, identical rows across "
+            "splits and likely label issues; each number opens its rows"
+        )
+        self.health_button.clicked.connect(self.open_health)
+        self.health: HealthView | None = None
+        self.labels_csv = ""
         self.embed_job: CliJob | None = None
         self.status = QLabel("")
         self.status.setWordWrap(True)
@@ -109,6 +118,7 @@ class AttributionView(QWidget):
         choices.addWidget(self.target)
         choices.addStretch(1)
         choices.addWidget(self.map_button)
+        choices.addWidget(self.health_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(buttons)
@@ -282,6 +292,18 @@ class AttributionView(QWidget):
         self.map.raise_()
         self.map.load(path)
 
+    # ------------------------------------------------------------------ dataset health
+    def open_health(self) -> None:
+        """The dataset's health (the splits of the current run, when one is picked)."""
+        if not self.dataset:
+            return
+        if self.health is None:
+            self.health = HealthView(self)
+            self.health.rows_requested.connect(self.rows_requested)
+        self.health.show()
+        self.health.raise_()
+        self.health.load(self.dataset, self.model, self.labels_csv)
+
     # ------------------------------------------------------------------ label issues
     def _pick_experiment(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "K-fold experiment", str(Path.home()))
@@ -305,6 +327,7 @@ class AttributionView(QWidget):
             return
         out, dataset = str(event["out"]), str(event.get("dataset", ""))
         issues = int(event.get("issues", 0))
+        self.labels_csv = out
         self.calls.submit(("labels", out, dataset, issues), read_ranked, out)
 
     def _read_done(self, key: object, result: object) -> None:
