@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -39,6 +40,7 @@ from guiapp.ui.dialogs.import_preview import TEXT_FORMATS, PreviewRow, guess_for
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.widgets.form_fields import FileField
 from guiapp.ui.widgets.form_state import form_values, set_form_values
+from guiapp.ui.widgets.layouts import PROBLEM_COLOR
 from guiapp.ui.widgets.outputs import (
     check_dataset_output,
     resolve_output,
@@ -265,6 +267,8 @@ class ImportDialog(QDialog):
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
+                if row.problem:  # a row the import refuses or skips stands out
+                    item.setForeground(QColor(PROBLEM_COLOR))
                 self.preview_table.setItem(r, c, item)
         bad = [row for row in rows if row.problem and row.where]
         fatal = next((row.problem for row in rows if not row.where), "")

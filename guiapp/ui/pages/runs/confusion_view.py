@@ -70,11 +70,7 @@ class ConfusionView(QWidget):
         totals = self.matrix.sum(axis=1, keepdims=True).clip(min=1)
         share = self.matrix / totals
         p.setPen(text)
-        p.drawText(
-            QRectF(left, 0, cell * k, fm.height() + 4),
-            Qt.AlignmentFlag.AlignCenter,
-            "predicted class",
-        )
+        self._caption(p, 0, "predicted class")
         for i in range(k):
             for j in range(k):
                 rect = QRectF(left + j * cell, top + i * cell, cell, cell)
@@ -111,8 +107,18 @@ class ConfusionView(QWidget):
             "true class",
         )
         p.restore()
+        self._caption(p, fm.height() + 2, "colour: share of the true class")
+
+    def _caption(self, p: QPainter, y: float, text: str) -> None:
+        """A line centred over the matrix, as wide as the widget allows around that centre
+        (a narrow matrix must not cut "colour: share of the true class" to "r: share of")."""
+        left, _top, cell = self._geometry()
+        fm = QFontMetrics(self.font())
+        centre = left + cell * len(self.names) / 2
+        half = max(1.0, min(centre, self.width() - centre))
+        if fm.horizontalAdvance(text) > 2 * half:  # too wide there: the widget's width
+            centre, half = self.width() / 2, self.width() / 2
+        shown = fm.elidedText(text, Qt.TextElideMode.ElideRight, int(2 * half))
         p.drawText(
-            QRectF(left, fm.height() + 2, cell * k, fm.height() + 4),
-            Qt.AlignmentFlag.AlignCenter,
-            "colour: share of the true class",
+            QRectF(centre - half, y, 2 * half, fm.height() + 4), Qt.AlignmentFlag.AlignCenter, shown
         )

@@ -2,8 +2,8 @@
 
 The Runs page shows two of them side by side for a run on a dataset with groups: per row
 (click a cell to browse its rows) and per group (each group counted once, its class the
-highest mean probability over its rows). Alone, the matrix and the report sit side by
-side; as a pair, each pane stacks them, so the two matrices line up.
+highest mean probability over its rows). The sentence sits above the matrix and the
+report, which sit side by side (in half the page's width each for a pair).
 """
 
 from __future__ import annotations
@@ -20,32 +20,37 @@ from guiapp.ui.widgets.tables import table
 class EvaluationPane(QWidget):
     """A title, a :class:`ConfusionView`, a summary line and the per-class report."""
 
-    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+    COLUMNS = ("Class", "Precision", "Recall", "F1", "Support")
+
+    def __init__(self, title: str, unit: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        #: the short headers of half the width, the support counted in ``unit``s
+        self.narrow = ("Class", "Prec.", "Recall", "F1", unit)
         self.title = QLabel(f"<b>{title}</b>")
         self.confusion = ConfusionView()
         self.summary = QLabel("Select a run to see its evaluation.")
         self.summary.setWordWrap(True)
-        self.report = table(("Class", "Precision", "Recall", "F1", "Support"))
-        right = QWidget()
-        col = QVBoxLayout(right)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.addWidget(self.summary)
-        col.addWidget(self.report, 1)
+        self.report = table(self.COLUMNS)
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.addWidget(self.confusion)
-        self.split.addWidget(right)
+        self.split.addWidget(self.report)
         self.split.setSizes([440, 360])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
+        layout.addWidget(self.summary)
         layout.addWidget(self.split, 1)
 
     def set_paired(self, paired: bool) -> None:
-        """Stack the matrix over the report (two panes side by side) or not (one pane)."""
-        vertical = Qt.Orientation.Vertical
-        self.split.setOrientation(vertical if paired else Qt.Orientation.Horizontal)
-        self.split.setSizes([260, 140] if paired else [440, 360])
+        """Half the width (two panes side by side) or the whole (one pane)."""
+        self.report.setHorizontalHeaderLabels(self.narrow if paired else self.COLUMNS)
+        self.report.horizontalHeader().setStretchLastSection(not paired)  # fits its numbers
+        if paired:
+            self.confusion.setMinimumSize(200, 160)
+            self.split.setSizes([200, 250])
+        else:
+            self.confusion.setMinimumSize(260, 220)
+            self.split.setSizes([440, 360])
 
     def clear(self, text: str) -> None:
         self.confusion.set_matrix([], [])

@@ -104,8 +104,8 @@ class RunsPage(RunsList, RunExport, Page):
         self.curves = new_plot("validation accuracy", "epoch", digits=6, min_height=160)
         # A run on a dataset with groups has two evaluations, shown side by side: per row
         # and per group (each group's majority true class against its mean-probability class).
-        self.rows_pane = EvaluationPane("Per row")
-        self.groups_pane = EvaluationPane("Per group")
+        self.rows_pane = EvaluationPane("Per row", "Rows")
+        self.groups_pane = EvaluationPane("Per group", "Groups")
         self.groups_pane.confusion.setToolTip(
             "Per group: each group (an organism, a source sample) counted once, its class "
             "the highest mean probability over its rows"
