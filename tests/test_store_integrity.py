@@ -58,7 +58,11 @@ def _refused_everywhere(path: Path, tmp_path: Path, *needles: str) -> None:
 def test_a_shard_of_another_dataset_is_refused(make_dataset: MakeDataset, tmp_path: Path) -> None:
     a = make_dataset("a.h5", rows=5000)
     b = make_dataset("b.h5", rows=5000)  # same schema and rows: only its uuid differs
+    with Dataset(a) as ds:  # vouched for, and remembered by this process
+        assert len(ds) == 5000
     shutil.copyfile(tmp_path / "b.shards/00001.h5", tmp_path / "a.shards/00001.h5")
+    with pytest.raises(DatasetError, match="another dataset"):  # (same inode and size)
+        Dataset(a)
     _refused_everywhere(a, tmp_path, "a.shards/00001.h5", "another dataset", "back")
     with Dataset(b) as ds:  # the other one is untouched
         assert len(ds) == 5000

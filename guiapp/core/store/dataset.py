@@ -35,6 +35,12 @@ from .shard_stats import ShardStats
 #: memory and file handles do not grow with the shard count.
 OPEN_SHARDS = 64
 
+#: Sealed shards vouched for in this process: (file, what the manifest says of it) -> the
+#: file's (inode, size, mtime) then. A dataset opened again (the GUI does, often) costs one
+#: ``stat`` a shard; a file replaced, truncated or written to since is read again.
+_VOUCHED: dict[tuple[Any, ...], tuple[int, int, int]] = {}
+VOUCHED_MAX = 1 << 17
+
 IMPORT_HINT = "Import it with 'guiapp import SRC OUT.h5 --format ...' (see 'guiapp import --help')"
 
 
@@ -167,8 +173,8 @@ class Dataset:
     def _open_entries(self, table: ShardTable, files: list[str] | None) -> dict[int, ShardMeta]:
         """Read the shards the manifest cannot vouch for (unsealed ones) from their files.
 
-        Sealed entries are trusted as listed: opening reads no shard file for them, so it
-        costs the same per shard at any shard count (``verify_files`` checks the files).
+        Sealed entries are trusted for their counts and statistics as listed (their files
+        are vouched for by ``_check_listed``, which reads no rows).
         """
         rec = table.rec
         metas: dict[int, ShardMeta] = {}
@@ -225,7 +231,12 @@ class Dataset:
                 name = f"{folder}/{number:05d}.h5"
             else:
                 name = str(self._path_of(k, self._files, number))
+            key = (name, uuid, xo, yo, cap, row_bytes, sealed_as)
             try:
+                st = os.stat(name)
+                seen = (st.st_ino, st.st_size, st.st_mtime_ns)
+                if _VOUCHED.get(key) == seen:
+                    continue
                 ok = vouch_shard(name, uuid, xo, yo, cap, row_bytes, sealed_as.strip())
             except FileNotFoundError:
                 raise DatasetError(
@@ -237,17 +248,21 @@ class Dataset:
                 raise DatasetError(
                     name, f"cannot be read ({exc.strerror})", "Check the file's permissions"
                 ) from None
-            if not ok:
-                confirm_shard(
-                    self.path,
-                    Path(name),
-                    number=number,
-                    uuid=self.uuid,
-                    x_offset=None if xo < 0 else xo,
-                    y_offset=None if yo < 0 else yo,
-                    capacity=cap,
-                    committed=committed,
-                )
+            if ok:
+                if len(_VOUCHED) >= VOUCHED_MAX:
+                    _VOUCHED.clear()
+                _VOUCHED[key] = seen
+                continue
+            confirm_shard(
+                self.path,
+                Path(name),
+                number=number,
+                uuid=self.uuid,
+                x_offset=None if xo < 0 else xo,
+                y_offset=None if yo < 0 else yo,
+                capacity=cap,
+                committed=committed,
+            )
 
     def _path_of(self, k: int, files: list[str] | None, number: int) -> Path:
         if files is not None:
