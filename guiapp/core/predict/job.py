@@ -27,7 +27,14 @@ from .file_input import file_as_dataset, guess_format
 from .genome_input import GENOME_FIELDS, genomes_as_dataset, is_genome_input
 from .groups import DatasetFields, aggregate, groups_path
 from .output import summarize, write_csv
-from .source import ModelSource, dataset_hash, plan_rows, resolve_model, split_plan
+from .source import (
+    ModelSource,
+    RowRanges,
+    dataset_hash,
+    plan_rows,
+    resolve_model,
+    split_plan,
+)
 from .table import TableSpec, TableWriter, create_table, read_identity
 
 #: CSV output is for small results; larger ones go to HDF5.
@@ -201,7 +208,7 @@ def parse_class_map(text: str) -> dict[str, str]:
     return out
 
 
-def check_split_rows(rows: np.ndarray, cfg: PredictConfig, ds: Dataset) -> None:
+def check_split_rows(rows: RowRanges, cfg: PredictConfig, ds: Dataset) -> None:
     if len(rows) == 0:
         raise UserError(
             f"--split {cfg.split}: the run's {cfg.split} split of {ds.path} holds no rows "
@@ -398,7 +405,7 @@ def run_predict(
     return summary
 
 
-def _create_or_resume(path: Path, spec: TableSpec, rows: np.ndarray, overwrite: bool) -> bool:
+def _create_or_resume(path: Path, spec: TableSpec, rows: RowRanges, overwrite: bool) -> bool:
     """True when an earlier job's table is continued."""
     if path.exists():
         identity = read_identity(path)

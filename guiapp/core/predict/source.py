@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,47 @@ def split_plan(ds: Dataset, source: ModelSource, split: str, batch: int) -> Read
     )
 
 
-def plan_rows(plan: ReadPlan) -> np.ndarray:
-    """The dataset rows an in-order plan reads, in the order it reads them."""
-    return plan.selected_rows()
+class RowRanges:
+    """The dataset rows an in-order plan reads, as ranges (``starts``, ``lengths``): memory
+    per block (or per stretch of a grouped split's rows), not per row. ``np.asarray`` gives
+    the rows themselves; :meth:`chunks` gives them a bounded piece at a time."""
+
+    def __init__(self, starts: np.ndarray, lengths: np.ndarray) -> None:
+        self.starts = np.asarray(starts, np.int64)
+        self.lengths = np.asarray(lengths, np.int64)
+        self.ends = np.cumsum(self.lengths)  # position after each range
+        self.total = int(self.ends[-1]) if len(self.ends) else 0
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.take(0, self.total).astype(dtype or np.int64, copy=False)
+
+    def take(self, a: int, b: int) -> np.ndarray:
+        """The rows at positions ``a..b`` of the order."""
+        a, b = max(0, a), min(b, self.total)
+        if b <= a:
+            return np.zeros(0, np.int64)
+        i = int(np.searchsorted(self.ends, a, side="right"))
+        j = int(np.searchsorted(self.ends, b, side="left")) + 1
+        starts, lengths = self.starts[i:j], self.lengths[i:j]
+        before = self.ends[i:j] - lengths  # positions of the ranges' first rows
+        out = np.repeat(starts - before, lengths) + np.arange(before[0], self.ends[j - 1])
+        return out[a - int(before[0]) : b - int(before[0])]
+
+    def chunks(self, size: int = 1 << 20) -> Iterator[np.ndarray]:
+        for a in range(0, self.total, size):
+            yield self.take(a, a + size)
+
+
+def plan_rows(plan: ReadPlan) -> RowRanges:
+    """The dataset rows an in-order plan reads, in the order it reads them, as ranges."""
+    if plan.shuffle or plan.workers != 1:
+        raise ValueError("plan_rows is for the in-order plans of prediction")
+    if plan.row_mask is None:
+        blocks = plan.selected_blocks()
+        return RowRanges(blocks * plan.block_rows, plan.block_lengths(blocks))
+    mask = plan.row_mask.view(np.int8)
+    edges = np.flatnonzero(np.diff(mask, prepend=np.int8(0), append=np.int8(0)))
+    return RowRanges(edges[0::2], edges[1::2] - edges[0::2])

@@ -102,8 +102,9 @@ def _chunks(n: int, width: int = 1) -> tuple[int, ...]:
     return (rows,) if width == 0 else (rows, width)
 
 
-def create_table(path: Path, spec: TableSpec, rows: np.ndarray) -> None:
-    """Create the whole file (with its ``row`` column) atomically; no predictions yet."""
+def create_table(path: Path, spec: TableSpec, rows: Any) -> None:
+    """Create the whole file (with its ``row`` column) atomically; no predictions yet.
+    ``rows``: an array of row numbers, or ``RowRanges`` (written a piece at a time)."""
     n, k, c = spec.rows, spec.top_k, spec.num_classes
     if len(rows) != n:
         raise ValueError(f"{len(rows)} row numbers for a table of {n} rows")
@@ -119,8 +120,13 @@ def create_table(path: Path, spec: TableSpec, rows: np.ndarray) -> None:
             f.create_dataset(name, shape=shape, dtype=dtype, dcpl=dcpl, track_times=False)
 
         column("row", "int64")
-        if n:
-            f["row"][:] = rows.astype(np.int64)
+        if n and hasattr(rows, "chunks"):
+            at = 0
+            for piece in rows.chunks(CHUNK_ROWS * 16):
+                f["row"][at : at + len(piece)] = piece
+                at += len(piece)
+        elif n:
+            f["row"][:] = np.asarray(rows, np.int64)
         if spec.has_labels:
             column("label", "int32")
         column("pred", "int32")
