@@ -48,6 +48,12 @@ def test_bench_read_json_same_rows_through_every_path(make_dataset: MakeDataset)
     assert res["tfrecord_rows"] == 6000 and 0.0 < res["mixing_score"] <= 1.0
     assert res["tfrecord_tuned_settings"] in rp.tfrecord_candidates(2)
     assert not list(path.parent.glob("**/*.tfrecord"))  # the bench cleans up after itself
+    # Issue 33.4: the peak is sampled per phase across the whole run, the reference paths
+    # after ours included (it was read before the TFRecord passes, which it then missed).
+    peaks = res["peak_rss_by_phase_mb"]
+    assert {"guiapp", "raw_limit", "tfrecord"} <= set(peaks)
+    assert res["peak_rss_mb"] >= max(peaks.values()) > 0
+    assert res["peak_rss_guiapp_mb"] == peaks["guiapp"]
 
 
 def test_raw_limit_counts_short_blocks_as_their_rows(make_dataset: MakeDataset) -> None:
