@@ -7,7 +7,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-GUI_FLAGS = ("--smoke", "--screenshots", "--theme")
 NO_DISPLAY = (
     "guiapp: no display (DISPLAY and WAYLAND_DISPLAY are unset); run 'xvfb-run guiapp', "
     "'QT_QPA_PLATFORM=offscreen guiapp --smoke out.png', or the headless commands "

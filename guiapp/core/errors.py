@@ -106,14 +106,6 @@ def check_seed(value: Any, name: str = "seed") -> None:
         raise OptionError(name, value, f"a seed is an integer in 0..{SEED_MAX}", "give e.g. 0")
 
 
-def check_count(value: Any, name: str, *, least: int = 1, fix: str = "") -> None:
-    """An integer option of at least ``least``; else an OptionError naming it."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise OptionError(
-            name, value, f"must be an integer of at least {least}", fix or f"give {least} or more"
-        )
-
-
 # -- disks and paths ----------------------------------------------------------------------
 DISK_ERRNOS = {
     errno.ENOSPC: "the disk is full",

@@ -156,12 +156,6 @@ def _ids(text: str, original: str) -> list[int]:
     return ids
 
 
-def list_gpus() -> list[str]:
-    import tensorflow as tf
-
-    return [d.name for d in tf.config.list_physical_devices("GPU")]
-
-
 #: What TensorFlow raises on a worker whose collective lost a peer (it died, was stopped,
 #: or cannot be reached): every worker of the cluster stops when one does.
 PEER_LOST = ("UnavailableError", "AbortedError", "CancelledError", "DeadlineExceededError")

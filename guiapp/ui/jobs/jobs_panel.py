@@ -209,10 +209,6 @@ class JobsPanel(QDockWidget):
         the Training page stops it or leaves it running)."""
         return [r.job for r in self.rows if r.job.is_running() and not r.job.followed]
 
-    def stop_all(self) -> None:
-        for job in self.running_jobs():
-            job.stop()
-
     # ------------------------------------------------------------------ failures and logs
     def _job_ended(self, job: CliJob, ok: bool, message: str) -> None:
         self.job_ended.emit(job)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from guiapp.ui.pages.base import Page, PlaceholderPage
+from guiapp.ui.pages.base import Page
 from guiapp.ui.pages.browser.browser_page import BrowserPage
 from guiapp.ui.pages.datasets.datasets_page import DatasetsPage
 from guiapp.ui.pages.experiments.experiments_page import ExperimentsPage
@@ -17,7 +17,6 @@ __all__ = [
     "ExperimentsPage",
     "ModelPage",
     "Page",
-    "PlaceholderPage",
     "RunsPage",
     "TrainingPage",
 ]

@@ -68,16 +68,3 @@ class Page(QWidget):
 
     def project_updated(self) -> None:
         """Another page changed the current project (e.g. added a dataset)."""
-
-
-class PlaceholderPage(Page):
-    """A page whose content arrives later: the sentence and, centred, what it waits for."""
-
-    arrives_with = ""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.pending_label = QLabel(f"This page arrives with {self.arrives_with}.")
-        self.pending_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.pending_label.setEnabled(False)
-        self.body.addWidget(self.pending_label, 1)
