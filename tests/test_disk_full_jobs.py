@@ -9,34 +9,72 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import ENV, guiapp
 from test_disk_full import small_disk  # noqa: F401 - the fixture
 
 from guiapp.core.store import Dataset
 
 
-def run_until_the_disk_fills(args: list[object], disk: Path, progress: int) -> tuple[int, str]:
-    """Run ``guiapp ARGS --events -``; at its PROGRESS-th progress event fill ``disk`` to
-    the last byte (as another program would). Returns (exit code, stderr)."""
+class Filler:
+    """Another program that takes every byte of ``disk`` and, until stopped, every byte
+    that is freed again (an import deletes its buckets as pass 2 goes)."""
+
+    def __init__(self, disk: Path) -> None:
+        self.fh = open(disk / "filler", "wb", buffering=0)  # noqa: SIM115 - closed in stop
+        self.done = threading.Event()
+        self.full = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        assert self.full.wait(30), "the disk never filled"
+
+    def _run(self) -> None:
+        while not self.done.is_set():
+            try:
+                self.fh.write(b"\1" * 65536)
+            except OSError:
+                self.full.set()
+                time.sleep(0.001)
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
+        self.fh.close()
+        Path(self.fh.name).unlink()  # space is freed
+
+
+def run_until_the_disk_fills(args: list[object], disk: Path, phase: str) -> tuple[int, str]:
+    """Run ``guiapp ARGS --events -`` and fill ``disk`` at its second progress event
+    (``phase`` "events"), or (an import) once pass 2 wrote its first shard file. Returns the
+    exit code and stderr, after the filler let go of the space."""
     cmd = [sys.executable, "-m", "guiapp", *map(str, args), "--events", "-"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     assert proc.stdout and proc.stderr
-    seen = 0
-    for line in proc.stdout:
-        if json.loads(line)["event"] == "progress":
-            seen += 1
-            if seen == progress:
-                with open(disk / "filler", "wb", buffering=0) as fh:
-                    try:
-                        while True:
-                            fh.write(b"\1" * 65536)
-                    except OSError:
-                        pass
+    filler = None
+    if phase == "events":
+        seen = 0
+        for line in proc.stdout:
+            seen += json.loads(line)["event"] == "progress"
+            if seen == 2 and filler is None:
+                filler = Filler(disk)
+    else:
+        out = Path(str(args[2]))
+        shards = f".{out.name}.import-*/{out.stem}.shards/*.h5"  # pass 2 writes them
+        while filler is None and proc.poll() is None:
+            if next(disk.glob(shards), None) is not None:
+                filler = Filler(disk)
+            time.sleep(0.001)
+    proc.stdout.read()
     err = proc.stderr.read()
-    return proc.wait(60), err
+    rc = proc.wait(60)
+    assert filler is not None, "the job ended before the disk was filled"
+    filler.stop()
+    return rc, err
 
 
 def one_disk_line(err: str, path: Path) -> None:
@@ -60,18 +98,19 @@ def test_generate_on_a_full_disk_then_resume(tmp_path: Path, small_disk: Path) -
     ref = tmp_path / "ref.h5"
     assert guiapp("generate", ref, *args).returncode == 0
     out = small_disk / "g.h5"
-    rc, err = run_until_the_disk_fills(["generate", out, *args], small_disk, progress=2)
+    rc, err = run_until_the_disk_fills(["generate", out, *args], small_disk, "events")
     assert rc == 2
     one_disk_line(err, out)
     assert out.exists() and not list(small_disk.glob(".*tmp*")), "no half-written index"
-    (small_disk / "filler").unlink()  # space is freed
     r = guiapp("generate", out, *args, "--resume")
     assert r.returncode == 0, r.stderr
     same_rows(out, ref)
 
 
-def test_import_on_a_full_disk_then_resume(tmp_path: Path, small_disk: Path) -> None:  # noqa: F811
-    subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
+@pytest.mark.parametrize("when", ["pass1", "pass2"])
+def test_import_on_a_full_disk_then_resume(tmp_path: Path, small_disk: Path, when: str) -> None:  # noqa: F811
+    # Room for the import and little more, so that filling it is instant.
+    subprocess.run(["mount", "-o", "remount,size=8m", str(small_disk)], check=True)
     rng = np.random.default_rng(0)
     src = tmp_path / "rows.jsonl"
     with open(src, "w") as fh:
@@ -82,12 +121,12 @@ def test_import_on_a_full_disk_then_resume(tmp_path: Path, small_disk: Path) -> 
     ref = tmp_path / "ref.h5"
     assert guiapp("import", src, ref, *args).returncode == 0
     out = small_disk / "b.h5"
-    rc, err = run_until_the_disk_fills(["import", src, out, *args], small_disk, progress=2)
+    phase = "events" if when == "pass1" else "pass2"  # pass 1: the scatter's buckets
+    rc, err = run_until_the_disk_fills(["import", src, out, *args], small_disk, phase)
     assert rc == 2
     one_disk_line(err, out)
     staged = list(small_disk.glob(".b.h5.import-*"))
     assert len(staged) == 1 and (staged[0] / "checkpoint.json").exists(), "the staging is kept"
-    (small_disk / "filler").unlink()
     r = guiapp("import", src, out, *args, "--resume", "--events", "-")
     assert r.returncode == 0, r.stderr
     assert "nothing to resume" not in r.stdout, "--resume continued from the staging"
