@@ -62,6 +62,8 @@ def test_generate_dialog_builds_augmentation_from_the_registry(qtbot, tmp_path: 
     form.preview()
     qtbot.waitUntil(lambda: len(form.preview_grid.cells) == 16, timeout=10_000)
     assert "4 sample(s)" in form.preview_note.text()
+    # the ops and the preview scroll inside the tab: Start stays on a 690-pixel screen
+    assert dialog.sizeHint().height() <= 690
 
     # the command the dialog builds runs: a dataset written with those copies
     out = tmp_path / "data" / "aug.h5"
@@ -79,7 +81,7 @@ def test_generate_dialog_remembers_its_values(qtbot, tmp_path: Path, make_datase
     page = window.page("Datasets")
     dialog = page.open_generate_dialog()  # type: ignore[attr-defined]
     dialog.generator.setCurrentText("kmer1d")
-    dialog.rows.setText("5,000")
+    dialog.rows.setText("500")
     dialog.seed.setValue(7)
     dialog.augment_form.json_text.setPlainText('{"copies": 2, "ops": [{"op": "reverse"}]}')
     job = dialog.start()
@@ -88,7 +90,7 @@ def test_generate_dialog_remembers_its_values(qtbot, tmp_path: Path, make_datase
     again = page.open_generate_dialog()  # type: ignore[attr-defined]
     qtbot.addWidget(again)
     assert again.generator.currentText() == "kmer1d"
-    assert again.rows.text() == "5,000" and again.seed.value() == 7
+    assert again.rows.text() == "500" and again.seed.value() == 7
     assert again.augment_form.spec() == {"copies": 2, "ops": [{"op": "reverse", "p": 0.5}]}
     again.reject()
     qtbot.waitUntil(lambda: not job.is_running(), timeout=30_000)

@@ -82,7 +82,7 @@ def test_resume_is_not_offered_for_a_run_refused_before_it_started(qtbot, tmp_pa
     page = window.page("Training")
     form = page.form  # type: ignore[attr-defined]
     form.select_model("cnn2d-small")
-    form.devices.setEditText("gpu:7")  # the form's words; the CLI refuses it (no such GPU)
+    form.devices.setEditText("gpu:7")  # the form's words; train refuses it (no such GPU)
     job = page.start()  # type: ignore[attr-defined]
     assert job is not None
     qtbot.waitUntil(lambda: not job.is_running(), timeout=90_000)
@@ -90,3 +90,33 @@ def test_resume_is_not_offered_for_a_run_refused_before_it_started(qtbot, tmp_pa
     assert (Path(page.run["path"]) / "spec.json").exists()  # type: ignore[attr-defined]
     assert page.start_button.isEnabled()  # type: ignore[attr-defined]
     assert not page.resume_button.isEnabled()  # type: ignore[attr-defined]
+
+
+def test_training_form_fits_its_column_at_the_default_size(qtbot, tmp_path: Path) -> None:
+    """No cut-off fields: the Training page's scrolling form (no horizontal scroll bar)
+    is no wider than its column at the default window size (Split by and its note were cut)."""
+    window = open_project(qtbot, tmp_path, "Fits")
+    window.resize(1100, 690)
+    page = window.page("Training")
+    window.set_page(window.pages.index(page))
+    column = page.form.parentWidget()  # type: ignore[attr-defined]
+    viewport = column.parentWidget()
+    qtbot.waitUntil(lambda: viewport.width() > 0)
+    assert column.minimumSizeHint().width() <= viewport.width()
+
+
+def test_export_reports_a_short_sentence_not_raw_json() -> None:
+    """The Runs page said `Exported ... { "format": "keras", ... "ma` (raw JSON cut off)."""
+    import json
+
+    from guiapp.ui.pages.runs.run_export import export_summary
+
+    line = {"format": "keras", "out": "/x/m.keras", "model": "/r/best.keras",
+            "model_hash": "sha256:" + "0" * 64, "rows_checked": 256,
+            "max_abs_diff": 3.2e-7, "tolerance": 1e-5, "ok": True, "bytes": 1_234_567}  # fmt: skip
+    text = export_summary(json.dumps(line) + "\n")
+    assert text == (
+        "256 rows give the same predictions (largest difference 3.2e-07, tolerance 1e-05); 1.2 MiB."
+    )
+    assert "{" not in text and len(text) < 120
+    assert export_summary("not json") == "see the job's log for the details."

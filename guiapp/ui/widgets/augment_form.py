@@ -57,10 +57,15 @@ PREVIEW_ROWS = 4
 PREVIEW_COPIES = 3
 INT_LIMIT = 2**31 - 1
 ONLINE_LABELS = {
-    "flip_h": "flip left-right (half the samples)",
-    "flip_v": "flip up-down (half the samples)",
-    "rot90": "turn by 0, 90, 180 or 270°",
-    "noise_std": "gaussian noise, std",
+    "flip_h": "flip left-right",
+    "flip_v": "flip up-down",
+    "rot90": "turn 0/90/180/270°",
+    "noise_std": "noise std",
+}
+ONLINE_HELP = {
+    "flip_h": "mirror half the samples of each batch left to right",
+    "flip_v": "mirror half the samples of each batch top to bottom",
+    "rot90": "turn each sample by 0, 90, 180 or 270 degrees (square samples)",
 }
 
 
@@ -486,6 +491,10 @@ class OfflineAugmentForm(_AugmentForm):
             item = model.item(i)  # type: ignore[attr-defined]
             item.setEnabled(not why)
             item.setToolTip(why or _op_summary(name))
+        if not model.item(self.add_op.currentIndex()).isEnabled():  # type: ignore[attr-defined]
+            fits = [i for i in range(self.add_op.count()) if model.item(i).isEnabled()]  # type: ignore[attr-defined]
+            if fits:
+                self.add_op.setCurrentIndex(fits[0])
 
 
 def _op_summary(name: str) -> str:
@@ -521,6 +530,7 @@ class OnlineAugmentForm(_AugmentForm):
             widget: QWidget
             if k.value is None:
                 widget = QCheckBox(ONLINE_LABELS.get(key, key))
+                widget.setToolTip(ONLINE_HELP.get(key, ""))
                 widget.toggled.connect(self._form_changed)
                 form.addRow(widget)
             else:

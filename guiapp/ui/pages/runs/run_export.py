@@ -3,11 +3,13 @@ into the one remembered export folder, saying which checkpoint (epoch, scores) i
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox
 
+from guiapp.core.units import human_bytes
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.pages.runs.run_files import checkpoint_text
 from guiapp.ui.widgets.outputs import (
@@ -67,5 +69,17 @@ class RunExport:
             QMessageBox.warning(self, "Export model", message)
             return
         text = f"Exported {what} to {target}, reloaded and checked"
-        self.summary.setText(f"{text}. {job.output.strip()[:300]}")
+        self.summary.setText(f"{text}: {export_summary(job.output)}")
         show_status(self, text)
+
+
+def export_summary(output: str) -> str:
+    """``guiapp export``'s JSON line in words (it was shown raw, cut off mid-key)."""
+    try:
+        r = json.loads(output.strip().splitlines()[-1])
+        return (
+            f"{r['rows_checked']:,} rows give the same predictions (largest difference "
+            f"{r['max_abs_diff']:.1e}, tolerance {r['tolerance']:.0e}); {human_bytes(r['bytes'])}."
+        )
+    except (ValueError, IndexError, KeyError, TypeError):
+        return "see the job's log for the details."

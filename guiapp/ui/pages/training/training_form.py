@@ -84,6 +84,11 @@ class TrainingForm(QGroupBox):
             "sample, the reads of one genome) stays in one split, fold and fraction. By rows, "
             "copies of a training row can land in validation and inflate its scores."
         )
+        for combo in (self.split, self.split_by):  # the form fits its 340-pixel column
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(12)
         self.split_info = QLabel("")
         self.split_info.setWordWrap(True)
         self.split_info.setObjectName("splitInfo")
