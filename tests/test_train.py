@@ -293,7 +293,7 @@ def test_two_workers_multiworker_mirrored(tmp_path: Path, images: Path, workers:
     assert fins[0]["weights_hash"] == fins[1]["weights_hash"]
     assert (out / "last.keras").exists() and (out / "report.json").exists()
     epochs = (out / "history.csv").read_text().splitlines()[1:]
-    assert [row.split(",")[0] for row in epochs] == ["0", "1", "2"]
+    assert [row.split(",")[0] for row in epochs] == ["1", "2", "3"]
 
 
 def test_a_lost_worker_stops_the_other_with_a_clear_error_and_both_resume(
@@ -329,7 +329,7 @@ def test_a_lost_worker_stops_the_other_with_a_clear_error_and_both_resume(
     assert [f["event"] for f in fins] == ["finished", "finished"]
     assert fins[0]["weights_hash"] == fins[1]["weights_hash"]
     rows = (out / "history.csv").read_text().splitlines()[1:]
-    assert [int(r.split(",")[0]) for r in rows] == list(range(epochs))
+    assert [int(r.split(",")[0]) for r in rows] == list(range(1, epochs + 1))
 
 
 def test_a_worker_whose_port_is_taken_says_so(tmp_path: Path, images: Path) -> None:

@@ -14,7 +14,8 @@ Real ``guiapp train`` processes in a temporary folder, on generated data:
 Each case prints the epochs' ``input_wait`` (and ``input_wait_every_step``, ``startup_s``
 where the code reports them) and the highest window's. ``--root DIR`` runs the code of
 another checkout (``git archive COMMIT guiapp | tar -x -C DIR``) with this interpreter, for
-before/after figures in one sitting. Figures: docs/BENCHMARKS.md ("The input-wait meter").
+before/after figures in one sitting (the children run in the temporary folder, so
+``PYTHONPATH=DIR`` comes before the current folder and the installed package). Figures: docs/BENCHMARKS.md ("The input-wait meter").
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def run_case(name: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
     argv = [sys.executable, "-m", "guiapp", "train", "--data", str(folder / f"{data}.h5")]
     argv += ["--model", model_arg, "--out", str(folder / name), *options, *TRAIN]
     try:
-        r = subprocess.run(argv, capture_output=True, text=True, env={**env, **extra})
+        r = subprocess.run(argv, capture_output=True, text=True, env={**env, **extra}, cwd=folder)
     finally:
         for p in burners:
             p.kill()
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                                   ("p64", 6000, "64x64")):  # fmt: skip
             gen = [sys.executable, "-m", "guiapp", "generate", str(folder / f"{name}.h5")]
             gen += ["--n", str(rows), "--shape", shape, "--seed", "3"]
-            subprocess.run(gen, check=True, capture_output=True, env=env)
+            subprocess.run(gen, check=True, capture_output=True, env=env, cwd=folder)
         for name, side in (("linear25", 25), ("linear64", 64)):
             spec = {**LINEAR, "input": {"shape": [side, side, 1], "dtype": "float32"}}
             (folder / f"{name}.json").write_text(json.dumps(spec))
