@@ -136,13 +136,13 @@ def test_embed_writes_activations_predictions_and_their_pca(
 ) -> None:
     import h5py
 
-    from guiapp.core.explain.embed import read_embedding
+    from guiapp.core.explain.embed import EmbedConfig, read_embedding, run_embed
     from guiapp.core.predict.table import PredictionTable
 
     data, run = trained
-    out = tmp_path / "emb.h5"
-    r = guiapp("embed", "--model", run, "--data", data, "--out", out, "--max-rows", 400)
-    assert r.returncode == 0, r.stderr[-2000:]
+    out = tmp_path / "emb.h5"  # in this process (TensorFlow is loaded): the CLI is a shell
+    got = run_embed(EmbedConfig(str(run), str(data), str(out), max_rows=400), EventSink())
+    assert got["status"] == "finished" and got["rows"] == 400
     emb = read_embedding(out)
     rows = emb["row"]
     assert len(rows) == 400 and (np.diff(rows) > 0).all() and rows.max() < 1500  # sampled
