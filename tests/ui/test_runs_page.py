@@ -115,6 +115,8 @@ def test_runs_page_shows_runs_and_opens_a_cell_in_the_browser(
     browser.predictions.prefetch(np.asarray(shown))
     caption, colour = browser.predictions.annotate(shown[0])
     assert caption == f"class2 → class1 {prob[cell].max():.2f}" and colour.red() > 200
+    assert browser.grid.caption_lines == 2  # a narrow cell: the arrow ends the first line
+    assert browser.grid.caption(shown[0]) == ["class2 →", f"class1 {prob[cell].max():.2f}"]
     # the user's own pick of a class: the prediction filters say "any" again
     browser.class_combo.setCurrentIndex(1)
     assert browser.predictions.pred_combo.currentText() == "any"

@@ -106,7 +106,8 @@ class SampleGridView(QAbstractScrollArea):
 
     def caption(self, row: int) -> list[str]:
         """The caption lines of dataset row ``row``: its number, then its class (or the
-        overlay's note); one line ``row · class`` in wide cells."""
+        overlay's note, "true → predicted p", over two lines); one line ``row · class`` in
+        wide cells."""
         cached = self.cache.get(row)
         text = ""
         if cached is not None:
@@ -117,6 +118,9 @@ class SampleGridView(QAbstractScrollArea):
         if note is not None:
             text = note[0]
         if self.caption_lines == 2:
+            if note is not None and " → " in text:  # narrow: "texture →" over "grating 0.94"
+                true, predicted = text.split(" → ", 1)
+                return [f"{true} →", predicted]
             return [f"{row:,}", text]
         return [f"{row:,} · {text}" if text and note is None else text or f"{row:,}"]
 
