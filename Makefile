@@ -44,6 +44,14 @@ test: lint
 test-slow: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -m slow
 
+# A new user's walk through the real window (Xvfb + xdotool: apt-get install -y xvfb xauth
+# xdotool libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1), one screenshot per step in WALK_OUT.
+# Not part of `make test` (a few minutes); tests/walk/walk.py says what it does.
+WALK_OUT ?= walk-screens
+.PHONY: walk
+walk: $(STAMP)
+	$(BIN)/python tests/walk/walk.py $(WALK_OUT)
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
 

@@ -86,6 +86,9 @@ def run_gui(argv: list[str]) -> int:
 
     window = MainWindow(project)
     window.show()
+    from guiapp.ui.devtools.walk_probe import install_if_asked
+
+    probe = install_if_asked(app)  # `make walk` only: where the widgets are  # noqa: F841
     if args.smoke is not None:
         return _smoke(app, window, args.smoke)
     if project is not None:
