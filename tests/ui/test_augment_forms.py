@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from guiapp.core.augment.registry import OP_DEFS
+from guiapp.core.project import DatasetRef
 from guiapp.ui.dialogs.generate_dialog import GenerateDialog
 from tests.conftest import guiapp
 from tests.ui.conftest import open_project, write_dataset
@@ -116,6 +117,21 @@ def test_training_page_online_augmentation_where_and_scaling(qtbot, tmp_path: Pa
     qtbot.waitUntil(lambda: "sample(s)" in aug.preview_note.text(), timeout=10_000)
     assert len(aug.preview_grid.cells) == 16, aug.preview_note.text()  # 4 rows, 3 draws
     assert "numpy twin" in aug.preview_note.text()
+
+    # the fields fit the data: 8x8 float samples take every online op; 1D integer ones no
+    # flips, no turns (not 2D) and no noise (it would change nothing on integers)
+    square = ("flip_h", "flip_v", "rot90", "noise_std")
+    assert all(aug.fields[k].isEnabled() for k in square)
+    tokens = write_dataset(tmp_path / "t.h5", 100, shape=(16,), classes=2)  # uint16 vectors
+    page.project.datasets.append(DatasetRef("t", tokens))  # type: ignore[attr-defined]
+    page.project_updated()  # type: ignore[attr-defined]
+    form.dataset.setCurrentIndex(form.dataset.findText("t"))
+    assert not aug.fields["rot90"].isEnabled() and "2D" in aug.fields["rot90"].toolTip()
+    assert not aug.fields["noise_std"].isEnabled() and "uint16" in aug.fields["noise_std"].toolTip()
+    if "reverse" in aug.fields:  # the registry's 1-D op: on for vectors, off for images
+        assert aug.fields["reverse"].isEnabled()
+    form.dataset.setCurrentIndex(form.dataset.findText("d"))
+    assert aug.fields["noise_std"].isEnabled()
 
     # 35.3: where the run goes, before Start
     form.name.setText("my run")

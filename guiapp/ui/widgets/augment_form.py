@@ -61,11 +61,13 @@ ONLINE_LABELS = {
     "flip_v": "flip up-down",
     "rot90": "turn 0/90/180/270°",
     "noise_std": "noise std",
+    "reverse": "read backwards",
 }
 ONLINE_HELP = {
     "flip_h": "mirror half the samples of each batch left to right",
     "flip_v": "mirror half the samples of each batch top to bottom",
     "rot90": "turn each sample by 0, 90, 180 or 270 degrees (square samples)",
+    "reverse": "read half the rows backwards (1-D k-mer rows: the reverse strand)",
 }
 
 
@@ -524,6 +526,7 @@ class OnlineAugmentForm(_AugmentForm):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.fields: dict[str, QWidget] = {}
+        self._help: dict[str, str] = {}
         form = QFormLayout()
         form.setContentsMargins(0, 0, 0, 0)
         for key, k in ONLINE_KEYS.items():
@@ -544,6 +547,7 @@ class OnlineAugmentForm(_AugmentForm):
                 widget.valueChanged.connect(self._form_changed)
                 form.addRow(ONLINE_LABELS.get(key, key), widget)
             self.fields[key] = widget
+            self._help[key] = widget.toolTip()
         self.text = QLineEdit()
         self.text.setPlaceholderText('JSON, e.g. {"flip_h": true}')
         self.text.textChanged.connect(self._text_changed)
@@ -557,6 +561,25 @@ class OnlineAugmentForm(_AugmentForm):
         col.addWidget(self.json_problem)
         col.addLayout(preview_row)
         col.addWidget(self.preview_grid)
+
+    def fit_to(self, shape: tuple[int, ...], dtype: str) -> None:
+        """Grey the fields that cannot act on samples of this shape and dtype, saying why
+        (flips and rot90 need 2D samples, rot90 square ones; noise float ones: on integer
+        samples it would change nothing)."""
+        from guiapp.core.augment.online import AugmentSpec
+
+        for key, widget in self.fields.items():
+            why = ""
+            if key == "noise_std":
+                if np.dtype(dtype).kind != "f":
+                    why = f"noise works on float samples; these are {dtype}"
+            else:
+                try:
+                    AugmentSpec.from_json({key: True}).check_shape(tuple(shape))
+                except ValueError as exc:
+                    why = str(exc)
+            widget.setEnabled(not why)
+            widget.setToolTip(why or self._help[key])
 
     def spec(self) -> dict[str, Any] | None:
         out: dict[str, Any] = {}

@@ -107,7 +107,8 @@ class TrainingPage(DetachedRuns, Page):
         scroll.setFixedWidth(340)
         for signal in (self.form.dataset.currentIndexChanged, self.form.model.currentIndexChanged):
             signal.connect(self._clear_refusal)
-        self._rows_of: dict[str, int] = {}  # dataset path -> rows (its header, read once)
+        # dataset path -> rows, sample shape, dtype (its header, read once)
+        self._rows_of: dict[str, tuple[int, tuple[int, ...], str]] = {}
         f = self.form
         for signal in (
             f.dataset.currentIndexChanged,
@@ -289,6 +290,22 @@ class TrainingPage(DetachedRuns, Page):
                 f"Start writes the run to {folder / self.form.run_name()}-<date-time>"
             )
         self.form.experiment.scaling_info.setText(self.scaling_note())
+        data = self.form.dataset.currentData()
+        header = self._header(str(data)) if data is not None else None
+        if header is not None:
+            self.form.augment_form.fit_to(header[1], header[2])
+
+    def _header(self, data: str) -> tuple[int, tuple[int, ...], str] | None:
+        """Rows, sample shape and dtype of a dataset, read once (its header only)."""
+        if data not in self._rows_of:
+            from guiapp.core.store import Dataset
+
+            try:
+                with Dataset(data) as ds:
+                    self._rows_of[data] = (len(ds), tuple(ds.sample_shape), str(ds.dtype))
+            except Exception:  # unreadable: the Datasets page says why
+                return None
+        return self._rows_of[data]
 
     def scaling_note(self) -> str:
         """The warning for fractions whose rows a steps-per-epoch cap leaves out."""
@@ -299,16 +316,10 @@ class TrainingPage(DetachedRuns, Page):
         data = f.dataset.currentData()
         if not fractions or not f.max_steps.value() or data is None:
             return ""
-        rows = self._rows_of.get(str(data))
-        if rows is None:
-            from guiapp.core.store import Dataset
-
-            try:
-                with Dataset(str(data)) as ds:
-                    rows = len(ds)
-            except Exception:  # unreadable: the Datasets page says why
-                return ""
-            self._rows_of[str(data)] = rows
+        header = self._header(str(data))
+        if header is None:
+            return ""
+        rows = header[0]
         held = f.test.value() + (0.0 if f.split.currentIndex() == 1 else f.val.value())
         train = rows * (1 - held)
         if f.split.currentIndex() == 1:
