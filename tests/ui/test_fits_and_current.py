@@ -120,3 +120,40 @@ def test_export_reports_a_short_sentence_not_raw_json() -> None:
     )
     assert "{" not in text and len(text) < 120
     assert export_summary("not json") == "see the job's log for the details."
+
+
+def test_predict_and_export_offer_an_experiments_best_trial_or_say_why_not(
+    qtbot, tmp_path: Path
+) -> None:
+    """An experiment's folder has no best.keras of its own: Predict and Export use its best
+    trial's (named in their tooltips); a run without a model says why they are off."""
+    import json
+
+    exp = tmp_path / "runs" / "kfold"
+    for fold in ("fold-0", "fold-1"):
+        (exp / fold).mkdir(parents=True)
+    (exp / "fold-1" / "best.keras").write_bytes(b"a model file")
+    trials = [{"id": f, "run": f} for f in ("fold-0", "fold-1")]
+    summary = {"trials": trials, "summary": {"best_trial": "fold-1"}}
+    (exp / "experiment.json").write_text(json.dumps(summary))
+    early = tmp_path / "runs" / "early"
+    early.mkdir()
+    runs = [
+        {"path": str(early), "name": "early", "status": "failed"},
+        {"path": str(exp), "name": "kfold", "status": "finished"},
+    ]
+    window = open_project(qtbot, tmp_path, "Trials", runs=runs)
+    page = window.page("Runs")
+    page.select_run(str(exp))  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: page.predict_button.isEnabled(), timeout=10_000)  # type: ignore[attr-defined]
+    assert "best trial's model (fold-1)" in page.predict_button.toolTip()  # type: ignore[attr-defined]
+    assert "best trial's model (fold-1)" in page.export_button.toolTip()  # type: ignore[attr-defined]
+    dialog = page.open_predict_dialog()  # type: ignore[attr-defined]
+    qtbot.addWidget(dialog)
+    assert Path(dialog.run.path()) == exp / "fold-1"
+    dialog.close()
+    page.select_run(str(early))  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: not page.predict_button.isEnabled(), timeout=10_000)  # type: ignore[attr-defined]
+    tip = page.predict_button.toolTip()  # type: ignore[attr-defined]
+    assert tip.startswith("No model to predict with: this run has no model yet")
+    assert "No model to export" in page.export_button.toolTip()  # type: ignore[attr-defined]

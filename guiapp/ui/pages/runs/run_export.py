@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox
 
 from guiapp.core.units import human_bytes
 from guiapp.ui.jobs.cli_job import CliJob
-from guiapp.ui.pages.runs.run_files import checkpoint_text
+from guiapp.ui.pages.runs.run_files import checkpoint_text, model_folder
 from guiapp.ui.widgets.outputs import (
     export_folder,
     output_path_problem,
@@ -54,7 +54,8 @@ class RunExport:
             return None
         remember_export(target)
         fmt = {".keras": "keras", ".tflite": "tflite"}.get(Path(target).suffix, "savedmodel")
-        args = [info["path"], "--format", fmt, "--out", target]
+        folder, _note = model_folder(info)  # an experiment's: its best trial's
+        args = [str(folder or info["path"]), "--format", fmt, "--out", target]
         job = CliJob(f"export {Path(target).name}", "export", args, events=False)
         what = checkpoint_text(info.get("best"))
         job.finished.connect(

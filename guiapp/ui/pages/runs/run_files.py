@@ -133,6 +133,29 @@ def checkpoint_text(best: dict[str, Any] | None) -> str:
     return text
 
 
+def model_folder(info: dict[str, Any] | None) -> tuple[Path | None, str]:
+    """The run folder whose ``best.keras`` Predict and Export use for the shown run, and
+    what to say: an experiment's best trial's (named), or why there is none yet."""
+    if info is None:
+        return None, "Select a run first"
+    folder = Path(info["path"])
+    if (folder / "best.keras").exists():
+        return folder, ""
+    trial = _best_trial(folder)
+    if trial is not None and (trial / "best.keras").exists():
+        return trial, f"the best trial's model ({trial.name})"
+    if (folder / "experiment.json").exists() or (folder / "spec.json").exists():
+        why = "no trial of this experiment has a model yet"
+    else:
+        why = "this run has no model yet"
+    status = info.get("status")
+    if status == "running":
+        return None, f"{why}: it is saved at the end of the first epoch"
+    if status in ("failed", "stopped"):
+        return None, f"{why}: it ended before its first epoch did; Resume it on the Training page"
+    return None, why
+
+
 def _best_trial(folder: Path) -> Path | None:
     """The run folder of an experiment's best trial (None for a single run)."""
     summary = read_json_object(folder / "experiment.json")

@@ -37,6 +37,7 @@ from guiapp.ui.pages.runs.run_files import (
     cell_rows,
     checkpoint_text,
     class_rows,
+    model_folder,
     predictions_file,
     read_run,
 )
@@ -225,15 +226,19 @@ class RunsPage(RunsList, RunExport, Page):
     def _update_buttons(self) -> None:
         info = self.current()
         self.open_button.setEnabled(info is not None)
-        best = Path(info["path"]) / "best.keras" if info else None
-        self.export_button.setEnabled(best is not None and best.exists())
-        self.predict_button.setEnabled(best is not None and best.exists())
+        # an experiment's best trial's model; when there is none, the buttons say why
+        folder, note = model_folder(info)
+        self.export_button.setEnabled(folder is not None)
+        self.predict_button.setEnabled(folder is not None)
+        if folder is None:
+            self.export_button.setToolTip(f"No model to export: {note}")
+            self.predict_button.setToolTip(f"No model to predict with: {note}")
+            return
+        what = note or checkpoint_text(info.get("best") if info else None)
         self.export_button.setToolTip(
-            f"Export {checkpoint_text(info.get('best'))}: keras, SavedModel or TFLite, "
-            "checked by reloading it"
-            if info
-            else "keras, SavedModel or TFLite, checked by reloading it"
+            f"Export {what}: keras, SavedModel or TFLite, checked by reloading it"
         )
+        self.predict_button.setToolTip(f"Predict with {what}")
 
     def _selection_changed(self) -> None:
         self.curves.clear()
@@ -349,7 +354,8 @@ class RunsPage(RunsList, RunExport, Page):
     def open_predict_dialog(self) -> PredictDialog:
         info = self.current()
         datasets = [(d.name, str(d.path)) for d in self._project.datasets] if self._project else []
-        dialog = PredictDialog(info["path"] if info else "", datasets, self)
+        folder, _note = model_folder(info)  # an experiment's: its best trial's
+        dialog = PredictDialog(str(folder or (info["path"] if info else "")), datasets, self)
         dialog.job_ready.connect(self.job_started)
         dialog.open_in_browser.connect(
             lambda rows, title, data, where: self.show_samples.emit(rows, title, data, where, None)
