@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
@@ -103,6 +104,23 @@ def shoot_failed_training(window: MainWindow, drive: Driver, shoot: Callable[...
     shoot("training-failed")
 
 
+def shoot_generate_dialog(datasets: Any, drive: Driver, shoot: Callable[..., None]) -> None:
+    """The Generate dialog, and its Augmentation tab with two ops and their preview."""
+    dialog = datasets.open_generate_dialog()
+    dialog.resize(640, 640)
+    shoot("generate", dialog)
+    form = dialog.augment_form
+    form.add_op.setCurrentIndex(form.add_op.findData("flip"))
+    form.append_op("flip")
+    form.append_op("shift", {"max": 3})
+    form.copies.setValue(2)
+    dialog.tabs.setCurrentIndex(1)
+    form.preview()
+    drive.wait(lambda: bool(form.preview_grid.cells), "the augmentation preview")
+    shoot("generate-augment", dialog)
+    dialog.reject()
+
+
 def take_screenshots(app: QApplication, out: Path) -> int:
     """Visit every page of a demo project, save one PNG per page in ``out``; exit code."""
     out.mkdir(parents=True, exist_ok=True)
@@ -140,6 +158,7 @@ def take_screenshots(app: QApplication, out: Path) -> int:
         data = window.project.datasets[0].path
         drive.wait(lambda: str(data) in datasets.info, "the dataset's header")  # type: ignore[attr-defined]
         shoot("datasets")
+        shoot_generate_dialog(datasets, drive, shoot)
 
         window.set_page(1)
         browser = window.page("Browser")
@@ -149,7 +168,8 @@ def take_screenshots(app: QApplication, out: Path) -> int:
         window.set_page(2)
         model = window.page("Model")
         drive.wait(lambda: model.settings.data_info is not None, "the model page's dataset")  # type: ignore[attr-defined]
-        model.new_model("cnn2d-small")  # type: ignore[attr-defined]
+        if not window.project.models:  # the demo adds the model it trains
+            model.new_model("cnn2d-small")  # type: ignore[attr-defined]
         drive.wait(lambda: model.summary.rowCount() > 0, "the model summary")  # type: ignore[attr-defined]
         shoot("model")
 
