@@ -157,3 +157,20 @@ def test_predict_and_export_offer_an_experiments_best_trial_or_say_why_not(
     tip = page.predict_button.toolTip()  # type: ignore[attr-defined]
     assert tip.startswith("No model to predict with: this run has no model yet")
     assert "No model to export" in page.export_button.toolTip()  # type: ignore[attr-defined]
+
+
+def test_input_wait_band_labels_are_not_covered_by_the_data(qtbot) -> None:
+    """The 5% and 20% labels sat under the input-wait curve where it crossed them."""
+    import pyqtgraph as pg
+
+    from guiapp.ui.pages.training.training_plots import TrainingPlots
+
+    plots = TrainingPlots()
+    qtbot.addWidget(plots)
+    items = plots.wait_plot.items
+    bands = [i for i in items if isinstance(i, pg.InfiniteLine)]
+    data = [i for i in items if isinstance(i, pg.PlotDataItem)]
+    assert len(bands) == 2 and data
+    for band in bands:
+        assert band.zValue() > max(d.zValue() for d in data)
+        assert band.label.fill.color().alpha() > 0  # an opaque box behind the words

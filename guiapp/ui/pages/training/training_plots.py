@@ -132,8 +132,14 @@ class TrainingPlots(QWidget):
                 angle=0,
                 pen=pg.mkPen((200, 60, 60), width=1, style=pg.QtCore.Qt.PenStyle.DashLine),
                 label=label,
-                labelOpts={"position": 0.15, "color": (200, 60, 60), "anchors": [(0, 1), (0, 1)]},
+                labelOpts={
+                    "position": 0.15,
+                    "color": (200, 60, 60),
+                    "anchors": [(0, 1), (0, 1)],
+                    "fill": (0, 0, 0, 200),  # readable where the curve passes under it
+                },
             )
+            line.setZValue(10)  # the band and its label above the data, never covered by it
             self.wait_plot.addItem(line)
         for item in self.curves.values():
             item.setClipToView(True)
