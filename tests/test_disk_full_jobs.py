@@ -49,18 +49,18 @@ class Filler:
 
 
 def run_until_the_disk_fills(args: list[object], disk: Path, phase: str) -> tuple[int, str]:
-    """Run ``guiapp ARGS --events -`` and fill ``disk`` at its second progress event
-    (``phase`` "events"), or (an import) once pass 2 wrote its first shard file. Returns the
+    """Run ``guiapp ARGS --events -`` and fill ``disk`` at its ``phase``-th progress event
+    ("1", "2"), or ("pass2", an import) once pass 2 wrote its first shard file. Returns the
     exit code and stderr, after the filler let go of the space."""
     cmd = [sys.executable, "-m", "guiapp", *map(str, args), "--events", "-"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     assert proc.stdout and proc.stderr
     filler = None
-    if phase == "events":
+    if phase != "pass2":
         seen = 0
         for line in proc.stdout:
             seen += json.loads(line)["event"] == "progress"
-            if seen == 2 and filler is None:
+            if seen == int(phase) and filler is None:
                 filler = Filler(disk)
     else:
         out = Path(str(args[2]))
@@ -98,7 +98,7 @@ def test_generate_on_a_full_disk_then_resume(tmp_path: Path, small_disk: Path) -
     ref = tmp_path / "ref.h5"
     assert guiapp("generate", ref, *args).returncode == 0
     out = small_disk / "g.h5"
-    rc, err = run_until_the_disk_fills(["generate", out, *args], small_disk, "events")
+    rc, err = run_until_the_disk_fills(["generate", out, *args], small_disk, "2")
     assert rc == 2
     one_disk_line(err, out)
     assert out.exists() and not list(small_disk.glob(".*tmp*")), "no half-written index"
@@ -121,7 +121,7 @@ def test_import_on_a_full_disk_then_resume(tmp_path: Path, small_disk: Path, whe
     ref = tmp_path / "ref.h5"
     assert guiapp("import", src, ref, *args).returncode == 0
     out = small_disk / "b.h5"
-    phase = "events" if when == "pass1" else "pass2"  # pass 1: the scatter's buckets
+    phase = "1" if when == "pass1" else "pass2"  # pass 1: the scatter's buckets
     rc, err = run_until_the_disk_fills(["import", src, out, *args], small_disk, phase)
     assert rc == 2
     one_disk_line(err, out)

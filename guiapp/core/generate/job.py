@@ -155,7 +155,9 @@ class GenerationJob:
         job with a ``DiskError`` in one line: every committed row is kept for ``--resume``."""
         try:
             return self._run()
-        except OSError as exc:
+        except UserError:
+            raise
+        except Exception as exc:  # HDF5: an OSError, or a RuntimeError whose text has the errno
             err = disk_error(self.path, exc, resume="rerun the same command with --resume")
             if err is None:
                 raise

@@ -142,13 +142,21 @@ class ImportJob:
                 resumable=str(self.stage),
             )  # fmt: skip
             raise
-        except OSError as exc:
+        except UserError as exc:
+            self._cleanup()
+            self.sink.emit("failed", job="import", message=str(exc))
+            raise
+        except Exception as exc:
+            # HDF5 reports a full disk as an OSError, or (closing a file) a RuntimeError
+            # whose text holds the errno: either way the disk, not the import.
             disk = disk_error(self.cfg.out, exc, resume=RESUME)
-            if disk is not None:  # the disk, not the import: what is staged stays for --resume
+            if disk is not None:  # what is staged stays for --resume
                 self.lock.release()
                 self.sink.emit("failed", job="import", message=str(disk), resumable=str(self.stage))
                 raise disk from None
             self._cleanup()
+            if not isinstance(exc, OSError):
+                raise
             err = UserError(
                 f"{exc.filename or self.stage}: {exc.strerror or exc}. Check free disk space "
                 "and permissions beside the output (the import needs about twice the "
@@ -156,10 +164,6 @@ class ImportJob:
             )
             self.sink.emit("failed", job="import", message=str(err))
             raise err from None
-        except UserError as exc:
-            self._cleanup()
-            self.sink.emit("failed", job="import", message=str(exc))
-            raise
         except BaseException:
             self._cleanup()
             raise
