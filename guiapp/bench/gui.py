@@ -215,6 +215,15 @@ def run_gui_bench(out_json: str | None = None) -> dict[str, Any]:
 
         phase("browser_scroll", 30.0, scroll)
         result["phases"]["browser_scroll"]["scroll_maximum"] = bar.maximum()
+
+        # the embedding map over 10^6 points, panned and zoomed (guiapp/bench/embedding_map.py)
+        from .embedding_map import map_phase
+
+        emb_map, emb_steps = map_phase(browser.detail.attribution)  # type: ignore[attr-defined]
+        phase("embedding_map", 30.0, emb_steps)
+        result["phases"]["embedding_map"]["points"] = len(emb_map.data["row"])
+        emb_map.calls.wait()
+        emb_map.close()
         result["max_stall_ms"] = max(p["max_stall_ms"] for p in result["phases"].values())
         result["target_ms"] = 100
         window.set_modified(False)
