@@ -174,3 +174,42 @@ def test_input_wait_band_labels_are_not_covered_by_the_data(qtbot) -> None:
     for band in bands:
         assert band.zValue() > max(d.zValue() for d in data)
         assert band.label.fill.color().alpha() > 0  # an opaque box behind the words
+
+
+def test_jobs_panel_clears_ended_jobs_and_offers_no_resume_for_a_refused_one(
+    qtbot, tmp_path: Path
+) -> None:
+    """Issue 34.9: a stopped generation shows its committed rows, without an ETA or rows/s
+    of a job that no longer runs; a job refused before it started offers no Resume."""
+    from guiapp.ui.jobs.cli_job import CliJob
+    from guiapp.ui.jobs.jobs_panel import JobsPanel
+
+    panel = JobsPanel()
+    qtbot.addWidget(panel)
+    args = [str(tmp_path / "big.h5"), "--n", "400000", "--shard-rows", "4096", "--workers", "1"]
+    job = CliJob("generate big", "generate", args, resumable=True)
+    row = panel.add_job(job)
+    with qtbot.waitSignal(job.progress, timeout=30_000):
+        job.start()
+    qtbot.waitUntil(lambda: panel.table.item(0, JobsPanel.RATE).text() != "", timeout=30_000)
+    with qtbot.waitSignal(job.finished, timeout=30_000):
+        job.stop()
+    end = job.last_event
+    assert end["event"] == "stopped" and 0 < end["rows"] < end["total"]
+    assert row.bar.value() == int(1000 * end["rows"] / end["total"])
+    assert panel.table.item(0, JobsPanel.ETA).text() == ""
+    assert panel.table.item(0, JobsPanel.RATE).text() == ""
+    assert row.resume_button.isEnabled()
+
+    x = np.zeros((40, 8, 8), "float32")
+    x[3, 0, 0] = np.nan  # train refuses it before it starts: exit 2, a failed event
+    with DatasetWriter(tmp_path / "nan.h5", sample_shape=(8, 8), dtype="float32",
+                       class_names=["a", "b"]) as w:  # fmt: skip
+        w.append(x, np.arange(40) % 2)
+    args = ["--data", str(tmp_path / "nan.h5"), "--model", "cnn2d-small", "--out", "R"]
+    refused = CliJob("train refused", "train", args, resumable=True, working_dir=str(tmp_path))
+    refused_row = panel.add_job(refused)
+    with qtbot.waitSignal(refused.finished, timeout=30_000):
+        refused.start()
+    assert refused.status == "failed" and "NaN" in refused.message
+    assert not refused_row.resume_button.isEnabled()

@@ -153,6 +153,16 @@ class CliJob(QObject):
     def is_running(self) -> bool:
         return self.status == "running"
 
+    def refused(self) -> bool:
+        """It ran in this GUI and failed before its ``started`` event: refused by its
+        checks, with nothing made that a resume could continue."""
+        return (
+            self._process is not None
+            and self.status == "failed"
+            and self.events
+            and not self.started_event
+        )
+
     def pid(self) -> int | None:
         """The child's process id while it runs (another page may stop it with SIGTERM)."""
         if self._process is None or not self.is_running():

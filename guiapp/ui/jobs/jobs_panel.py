@@ -125,9 +125,23 @@ class JobRow:
         running = status == "running"
         self.cancel_button.setEnabled(running)
         self.resume_button.setVisible(job.resumable)
+        # a job refused before it started (a failed event, no started one) has nothing to
+        # resume: it is started again once the cause is fixed
         self.resume_button.setEnabled(
-            job.resumable and status in ("stopped", "failed") and not self.live_elsewhere()
+            job.resumable
+            and status in ("stopped", "failed")
+            and not job.refused()
+            and not self.live_elsewhere()
         )
+        if not running:  # an ended job: no ETA, no rows/s of a job no longer running
+            self.set_text(JobsPanel.ETA, "")
+            if status != "finished":
+                self.set_text(JobsPanel.RATE, "")
+            end = job.last_event  # a stopped generation's real progress: its committed rows
+            rows, total = end.get("rows"), end.get("total")
+            if status == "stopped" and isinstance(rows, int) and isinstance(total, int) and total:
+                self.bar.setValue(int(1000 * rows / total))
+                self.bar.setFormat(f"{rows / total:.0%}")
         if status == "finished":
             self.bar.setValue(1000)
             self.bar.setFormat("100%")
