@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import shutil
+import subprocess
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 from conftest import fingerprint, guiapp
 from test_bad_input import one_error_line, read_only
+from test_disk_full import small_disk  # noqa: F401 - the fixture
 
 from guiapp.core.store import DatasetWriter
 from guiapp.core.store.lock import lock_path
@@ -199,8 +201,14 @@ KERAS_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(KERAS_CASES))
-@pytest.mark.parametrize("command", ["predict", "export"])
+# predict reads every case; export (the same check, check_keras_file) one of each kind
+KERAS_RUNS = [("predict", case) for case in KERAS_CASES] + [
+    ("export", "damaged-best"),
+    ("export", "lambda"),
+]
+
+
+@pytest.mark.parametrize(("command", "case"), KERAS_RUNS)
 def test_a_model_file_that_is_damaged_or_holds_code(
     tmp_path: Path, trained: tuple[Path, Path], case: str, command: str
 ) -> None:
@@ -233,6 +241,27 @@ def test_export_to_a_read_only_folder(tmp_path: Path, trained: tuple[Path, Path]
         assert list(ro.iterdir()) == []
 
 
+@pytest.mark.parametrize("command", ["generate", "import", "export"])
+def test_a_read_only_file_system(
+    tmp_path: Path,
+    small_disk: Path,  # noqa: F811
+    trained: tuple[Path, Path],
+    command: str,
+) -> None:
+    """A file system mounted read-only (EROFS, not a folder's permissions)."""
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps({"data": [i, 1], "label": i % 2}) + "\n" for i in range(20)))
+    args = {
+        "generate": ["generate", small_disk / "g.h5", "--n", "100"],
+        "import": ["import", src, small_disk / "g.h5", "--format", "jsonl"],
+        "export": ["export", trained[1], "--format", "keras", "--out", small_disk / "m.keras"],
+    }[command]
+    one_error_line(guiapp(*args), str(small_disk), "read-only")
+    assert list(small_disk.iterdir()) == []
+
+
+@pytest.mark.slow  # (predict's disk errors are one path: test_disk_full.py holds it in CI)
 def test_predict_to_a_read_only_folder(tmp_path: Path, trained: tuple[Path, Path]) -> None:
     data, run = trained
     ro = tmp_path / "ro"
@@ -242,6 +271,24 @@ def test_predict_to_a_read_only_folder(tmp_path: Path, trained: tuple[Path, Path
         assert list(ro.iterdir()) == []
 
 
+def test_a_damaged_line_in_events_jsonl_is_skipped(tmp_path: Path) -> None:
+    """``events.jsonl`` is the run's log, not its state: bytes that are not UTF-8 in it
+    (a torn write, a disk error) lose that line when it is read, never the run."""
+    from guiapp.core.events import read_events
+    from guiapp.core.train.experiment_summary import trial_status
+    from guiapp.core.train.runfolder import RunFolder
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    with open(run / "events.jsonl", "wb") as fh:
+        fh.write(b'{"event": "started"}\n{"event": "note", "text": "\xff\xfe"}\n')
+        fh.write(b'{"event": "finished"}\n')
+    assert [e["event"] for e in read_events(run / "events.jsonl")] == ["started", "finished"]
+    assert trial_status(RunFolder(run)) == "finished"
+
+
+@pytest.mark.slow
 def test_a_damaged_line_in_events_jsonl_does_not_stop_a_resume(
     tmp_path: Path, trained: tuple[Path, Path]
 ) -> None:
