@@ -35,10 +35,11 @@ from .shard_stats import ShardStats
 #: memory and file handles do not grow with the shard count.
 OPEN_SHARDS = 64
 
-#: Sealed shards vouched for in this process: (file, what the manifest says of it) -> the
-#: file's (inode, size, mtime) then. A dataset opened again (the GUI does, often) costs one
-#: ``stat`` a shard; a file replaced, truncated or written to since is read again.
-_VOUCHED: dict[tuple[Any, ...], tuple[int, int, int]] = {}
+#: Sealed shards vouched for in this process: hash of (file, what the manifest says of it)
+#: -> hash of the file's (inode, size, mtime) then (two ints: ~100 bytes a shard). A
+#: dataset opened again (the GUI does, often) costs one ``stat`` a shard; a file replaced,
+#: truncated or written to since is read again.
+_VOUCHED: dict[int, int] = {}
 VOUCHED_MAX = 1 << 17
 
 IMPORT_HINT = "Import it with 'guiapp import SRC OUT.h5 --format ...' (see 'guiapp import --help')"
@@ -231,10 +232,10 @@ class Dataset:
                 name = f"{folder}/{number:05d}.h5"
             else:
                 name = str(self._path_of(k, self._files, number))
-            key = (name, uuid, xo, yo, cap, row_bytes, sealed_as)
+            key = hash((name, uuid, xo, yo, cap, row_bytes, sealed_as))
             try:
                 st = os.stat(name)
-                seen = (st.st_ino, st.st_size, st.st_mtime_ns)
+                seen = hash((st.st_ino, st.st_size, st.st_mtime_ns))
                 if _VOUCHED.get(key) == seen:
                     continue
                 ok = vouch_shard(name, uuid, xo, yo, cap, row_bytes, sealed_as.strip())
