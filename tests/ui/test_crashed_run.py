@@ -104,3 +104,45 @@ def test_a_killed_run_is_failed_everywhere_and_resume_says_what_it_lost(
     os.kill(job.pid(), signal.SIGKILL)
     qtbot.waitUntil(lambda: job.status == "failed", timeout=LONG)
     assert training.resume_button.isEnabled() and row.resume_button.isEnabled()
+
+
+def test_a_reopened_run_marks_its_earlier_attempts(qtbot, tmp_path: Path, make_dataset) -> None:
+    """A run killed at step 140 and resumed from its checkpoint at step 100, shown from its
+    events file: where attempt 1 died and where attempt 2 started again."""
+    import json
+    import time
+
+    data = make_dataset(tmp_path / "d.h5", 300, shape=(6,), classes=3)
+    folder = tmp_path / "runs" / "r"
+    folder.mkdir(parents=True)
+    start = {"event": "started", "epochs": 3, "steps_per_epoch": 100, "run_dir": str(folder)}
+    events: list[dict] = [start]
+    events += [{"event": "batch", "epoch": 0, "step": g % 100, "global_step": g, "loss": 1 / g}
+               for g in range(20, 101, 20)]  # fmt: skip
+    events += [{"event": "epoch", "epoch": 0, "loss": 0.5, "val_loss": 0.5, "accuracy": 0.5,
+                "val_accuracy": 0.5},
+               {"event": "checkpoint", "epoch": 1, "step": 0}]  # fmt: skip
+    events += [{"event": "batch", "epoch": 1, "step": g % 100, "global_step": g, "loss": 1 / g}
+               for g in (120, 140)]  # fmt: skip
+    events.append({**start, "resumed_from": {"epoch": 1, "step": 0}})  # killed: no last event
+    events += [{"event": "batch", "epoch": 1, "step": g % 100, "global_step": g, "loss": 1 / g}
+               for g in range(120, 301, 20)]  # fmt: skip
+    events.append({"event": "finished", "best_val_accuracy": 0.5})
+    now = time.time()
+    (folder / "events.jsonl").write_text(
+        "".join(json.dumps({**e, "time": now}) + "\n" for e in events)
+    )
+    project = Project.new(tmp_path / "p.gproj", "Attempts")
+    project.datasets.append(DatasetRef("d", data))
+    project.runs.append({"path": str(folder), "name": "r", "status": "finished"})
+    window = MainWindow(project)
+    qtbot.addWidget(window)
+    training = window.page("Training")
+    training.show_run(project.runs[-1])
+    qtbot.waitUntil(lambda: training.history.status == "finished", timeout=10_000)
+    assert marks(training.plots.loss_plot) == ["attempt 1 died", "attempt 2 from here"]
+    lines = [i for i in training.plots.loss_plot.items if isinstance(i, pg.InfiniteLine)]
+    assert sorted(line.value() for line in lines if "attempt" in str(line.label.format)) == [
+        100,
+        140,
+    ]

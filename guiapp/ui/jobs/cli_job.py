@@ -135,6 +135,9 @@ class CliJob(QObject):
         self.stderr = ""
         self.last_event: dict[str, Any] = {}
         self.started_event: dict[str, Any] = {}
+        #: an attempt of this job got as far as its ``started`` event (a resume of it that
+        #: fails early is not "refused": there is a run to continue)
+        self.ever_started = False
         #: An experiment's trials and the one running (its progress is the experiment's).
         self.trials, self.trial_index = 0, 0
         self.log: list[str] = []
@@ -161,6 +164,7 @@ class CliJob(QObject):
             and self.status == "failed"
             and self.events
             and not self.started_event
+            and not self.ever_started
         )
 
     def pid(self) -> int | None:
@@ -241,6 +245,7 @@ class CliJob(QObject):
         self.last_event = event
         if event["event"] == "started":
             self.started_event = event
+            self.ever_started = True
         elif event["event"] == "experiment":
             self.trials = len(event.get("trials") or [])
         elif event["event"] == "trial" and isinstance(event.get("index"), int):

@@ -22,6 +22,8 @@ from typing import Any
 import h5py
 import pyqtgraph as pg
 
+from guiapp.core.train.history import RunHistory, feed_events_file
+
 DIED = (230, 80, 80, 200)
 RESUMED = (120, 200, 120, 200)
 
@@ -70,6 +72,36 @@ def lost_steps(history: Any) -> Loss | None:
     if not isinstance(last, int) or not run_dir:
         return None
     return Loss(last, checkpoint_step(run_dir))
+
+
+def resumed_step(started: dict[str, Any]) -> int | None:
+    """The global step a resumed ``started`` event continues from (its ``resumed_from``
+    epoch and step; the epoch 1-based where the event says ``epochs_from`` 1)."""
+    at, steps = started.get("resumed_from"), started.get("steps_per_epoch")
+    if not isinstance(at, dict) or not isinstance(steps, int):
+        return None
+    epoch, step = at.get("epoch"), at.get("step")
+    if not isinstance(epoch, int) or not isinstance(step, int):
+        return None
+    return (epoch - (1 if started.get("epochs_from") == 1 else 0)) * steps + step
+
+
+def read_attempts(path: str | Path) -> tuple[RunHistory, list[tuple[float, Loss]]]:
+    """A run's history from its ``events.jsonl`` and where each of its earlier attempts
+    ended: the plots' x of its last step, and what the next attempt started from (a
+    ``started`` of the same trial after steps: its checkpoint, or step 0 without one)."""
+    history = RunHistory()
+    ends: list[tuple[float, Loss]] = []
+
+    def feed(event: dict[str, Any]) -> None:
+        last = history.last_batch.get("global_step")
+        same = event.get("trial", event.get("fold")) == history.trial
+        if event.get("event") == "started" and same and isinstance(last, int) and len(history.step):
+            ends.append((float(history.step.last() or 0.0), Loss(last, resumed_step(event))))
+        history.feed(event)
+
+    history.offset = feed_events_file(path, feed)
+    return history, ends
 
 
 class AttemptMarks:

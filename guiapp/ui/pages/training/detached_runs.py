@@ -29,7 +29,7 @@ from guiapp.core.train.run_lock import run_holder
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.jobs.run_tail import EventsTail, FollowedJob, process_alive, start_detached
-from guiapp.ui.pages.training.attempts import AttemptMarks, Loss, lost_steps
+from guiapp.ui.pages.training.attempts import AttemptMarks, Loss, lost_steps, read_attempts
 
 RECENT_S = 120  # an unfinished events.jsonl touched this recently belongs to a live run
 
@@ -132,14 +132,16 @@ class DetachedRuns:
         """Show ``run`` from its events.jsonl; reattach when it is still running."""
         self.run = run
         self.run_label.setText(f"Run {run.get('name', Path(run['path']).name)} · reading…")
-        self.loader.submit(
-            run["path"], RunHistory.from_events_file, Path(run["path"]) / "events.jsonl"
-        )
+        self.loader.submit(run["path"], read_attempts, Path(run["path"]) / "events.jsonl")
 
-    def _history_loaded(self, key: object, history: object) -> None:
-        if self.run is None or key != self.run["path"] or not isinstance(history, RunHistory):
+    def _history_loaded(self, key: object, result: object) -> None:
+        """The run's history read: shown, its earlier attempts marked on the plots."""
+        if self.run is None or key != self.run["path"] or not isinstance(result, tuple):
             return
+        history, ends = result
         self._set_history(history)
+        for x, loss in ends:
+            self.attempt_marks().died(x, loss)
         events = Path(self.run["path"]) / "events.jsonl"
         # The process writing the run is its lock's holder: a pid saved in the project may
         # belong to another process after a reboot, and must never get the run's SIGTERM.
