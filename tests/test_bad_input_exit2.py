@@ -307,3 +307,18 @@ def test_a_damaged_line_in_events_jsonl_does_not_stop_a_resume(
 
     assert read_events(mine / "events.jsonl")[-1]["event"] == "finished"
     assert os.path.getsize(mine / "best.keras") > 0
+
+
+@pytest.mark.slow
+def test_resume_with_a_damaged_best_keras(tmp_path: Path, trained: tuple[Path, Path]) -> None:
+    """Early stopping restores best.keras at the end of a (resumed) run: damaged, one line."""
+    data, _ = trained
+    model = tmp_path.parent / "m.json"
+    model.write_text(json.dumps(MODEL))
+    run = tmp_path / "run"
+    args = ["train", "--data", data, "--model", model, "--out", run, *TRAIN, "--early-stopping", 1]
+    assert guiapp(*args).returncode == 0
+    _damage(run / "best.keras")
+    r = guiapp(*args, "--resume", "--events", "-")
+    one_error_line(r, "best.keras", "damaged", "--restart")
+    assert json.loads(r.stdout.splitlines()[-1])["event"] == "failed"
