@@ -112,6 +112,23 @@ def case_deep_json_line(t: Path, data: Path) -> tuple[list[object], tuple[str, .
     )
 
 
+def case_deep_options(t: Path, data: Path) -> tuple[list[object], tuple[str, ...]]:
+    deep = "[" * 50_000 + "]" * 50_000
+    return ["train", "--data", data, "--model", "cnn2d-small", "--out", t / "run",
+            "--augment", deep], ("--augment [[[", "...", "nested too deeply")  # fmt: skip
+
+
+def case_deep_generator_params(t: Path, data: Path) -> tuple[list[object], tuple[str, ...]]:
+    deep = '{"a": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    return ["generate", t / "g.h5", "--n", "10", "--params", deep], ("--params", "too deeply")
+
+
+def case_deep_space(t: Path, data: Path) -> tuple[list[object], tuple[str, ...]]:
+    (t / "space.json").write_text(DEEP)
+    return ["train", "--data", data, "--model", "cnn2d-small", "--out", t / "run",
+            "--random", "2", "--space", t / "space.json"], ("--space", "space.json")  # fmt: skip
+
+
 def case_10000_layers(t: Path, data: Path) -> tuple[list[object], tuple[str, ...]]:
     layers = [{"type": "Dense", "units": 4}] * 10_000 + [MODEL["layers"][0]]  # type: ignore[index]
     spec = _spec(t, layers)  # type: ignore[arg-type]

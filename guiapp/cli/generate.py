@@ -55,7 +55,7 @@ def register(sub: Any) -> None:
 
 
 def _config(args: argparse.Namespace) -> Any:
-    from ..core.errors import UserError, json_problem
+    from ..core.errors import TOO_DEEP, UserError, json_problem
     from ..core.generate import load_spec, resolve_config
     from ..core.store import parse_shape
 
@@ -63,9 +63,10 @@ def _config(args: argparse.Namespace) -> Any:
     if args.params:
         try:
             params = json.loads(args.params)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
+            problem = json_problem(exc) if isinstance(exc, json.JSONDecodeError) else TOO_DEEP
             raise UserError(
-                f"--params: {json_problem(exc)}; give an object like '{{\"difficulty\": 0.5}}'"
+                f"--params: {problem}; give an object like '{{\"difficulty\": 0.5}}'"
             ) from None
         if not isinstance(params, dict):
             raise UserError("--params: give a JSON object like '{\"difficulty\": 0.5}'")

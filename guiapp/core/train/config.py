@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from ..errors import SEED_MAX, OptionError, UserError, json_problem
+from ..errors import SEED_MAX, TOO_DEEP, OptionError, UserError, json_problem
 
 
 @dataclass
@@ -308,9 +308,13 @@ def parse_augment(text: str | None) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
+        problem = json_problem(exc) if isinstance(exc, json.JSONDecodeError) else TOO_DEEP
         raise OptionError(
-            "augment", text, json_problem(exc), 'give an object like {"flip_h": true}'
+            "augment",
+            text if len(text) <= 80 else text[:40] + "...",
+            problem,
+            'give an object like {"flip_h": true}',
         ) from None
     if not isinstance(value, dict):
         raise OptionError("augment", text, "not a JSON object", 'give one like {"flip_h": true}')

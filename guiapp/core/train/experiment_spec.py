@@ -277,7 +277,7 @@ def load_space(path: str | Path) -> dict[str, Any]:
     (a plain list is a choice)."""
     try:
         space = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise UserError(f"--space {path}: cannot read it as JSON ({exc})") from None
     if not isinstance(space, dict) or not space:
         raise UserError(
