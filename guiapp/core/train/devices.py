@@ -45,7 +45,7 @@ def read_cluster(spec_path: str | os.PathLike[str], worker_index: int) -> dict[s
     path = Path(spec_path)
     try:
         spec = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, json.JSONDecodeError, RecursionError) as exc:
         raise UserError(
             f'{path}: cannot read the cluster spec ({exc}). Give a JSON file like {{"worker": ["host1:12345", "host2:12345"]}}'
         ) from None

@@ -212,7 +212,7 @@ class ExperimentSpec:
             raise UserError(
                 f"{path}: no such experiment spec; start the experiment without --resume"
             ) from None
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             raise UserError(f"{path}: cannot read the experiment spec ({exc})") from None
         spec = cls.from_json(obj, str(path))
         spec.base = dataclasses.replace(spec.base, out=str(path.parent))
