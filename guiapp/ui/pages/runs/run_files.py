@@ -149,6 +149,11 @@ def model_folder(info: dict[str, Any] | None) -> tuple[Path | None, str]:
     else:
         why = "this run has no model yet"
     status = info.get("status")
+    if info.get("best") and status not in ("running", "failed", "stopped"):
+        return (
+            None,
+            f"{folder} has no best.keras; its history names {checkpoint_text(info['best'])}",
+        )
     if status == "running":
         return None, f"{why}: it is saved at the end of the first epoch"
     if status in ("failed", "stopped"):
