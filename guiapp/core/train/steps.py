@@ -27,7 +27,8 @@ Each choice depends only on waits and times already seen, so the weighted sum is
 unbiased estimate of the wait. Workers of a cluster make one choice together (any waited:
 dense; the rate: their mean), or they would fetch through different ops and wait for each
 other forever. The per-call plan makes the loop fetch
-through one ``switch_case`` a step: with nothing timed it runs as fast as the untimed loop.
+through one ``cond`` a step and time it in another: with nothing timed it runs as fast as the
+untimed loop.
 
 What the clock counts (issue #30): the epoch's first batch (or a resumed epoch's) waits for
 the reader to start; that wait is start-up (:data:`STARTUP_S`), reported apart from the
@@ -298,25 +299,35 @@ def make_steps(
         """Batch ``j`` of the call (``last`` again past its end) and its waits (zeros if
         not timed).
 
-        A timed fetch reads the clock once the step before is done, again at once (the
-        interval between the two is the clock's own cost, under the same load), and once
-        the batch is there: the wait is the last interval less the clock's cost."""
+        The next batch is fetched by one ``get_next`` whether the step is timed or not,
+        issued while the step before runs (it depends on nothing of that step). A timed
+        step reads the clock once the step before is done, again at once (the interval
+        between the two is the clock's own cost, under the same load), and once the batch
+        is there: the wait is the last interval less the clock's cost. (Inside a branch of
+        its own, a timed ``get_next`` was issued only after the step: under load, each
+        timed step then counted the iterator's hand-off, ~1-4 ms, as waiting for a batch
+        that was already in the prefetch buffer.)"""
         plan, counts = sched
 
-        def timed() -> tuple[Any, Any]:
-            done = clock(*after)  # the step before was done (the call's start for batch 0)
+        def timed_first() -> tuple[Any, Any]:
+            done = clock()  # the call's start
             ref = clock(done)
-            with tf.control_dependencies([] if after else [ref]):
+            with tf.control_dependencies([ref]):
                 nxt = iterator.get_next()
             waited = (clock(nxt, ref) - ref) - (ref - done)
             return nxt, waited * counts[j]
 
-        def untimed() -> tuple[Any, Any]:
-            return iterator.get_next(), no_wait
-
         if last is None:
-            return tf.cond(plan[j] > 1, timed, untimed)
-        return tf.switch_case(plan[j], [lambda: (last, no_wait), untimed, timed])
+            return tf.cond(plan[j] > 1, timed_first, lambda: (iterator.get_next(), no_wait))
+        nxt = tf.cond(plan[j] > 0, iterator.get_next, lambda: last)
+
+        def timed() -> Any:
+            done = clock(*after)  # the step before was done
+            ref = clock(done)
+            waited = (clock(nxt, ref) - ref) - (ref - done)
+            return waited * counts[j]
+
+        return nxt, tf.cond(plan[j] > 1, timed, lambda: no_wait)
 
     @tf.function
     def train_steps(iterator: Any, n: Any) -> None:
@@ -349,10 +360,11 @@ def make_steps(
         rate_var.assign(tf.cast(rate, tf.int64))
         return None
 
-    # Several workers must make the same plan: a timed and an untimed fetch are two
-    # get_next ops, each with its own all-reduce across the workers (whether any has data),
-    # so a worker fetching one while another fetches the other waits forever. The next
-    # call times every step if any worker waited, and samples at the workers' mean rate.
+    # Several workers must make the same plan: a call's first batch is fetched by a timed
+    # or an untimed get_next op, each with its own all-reduce across the workers (whether
+    # any has data), so a worker fetching one while another fetches the other waits
+    # forever. The next call times every step if any worker waited, and samples at the
+    # workers' mean rate.
     workers = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
 
     def agree(dense: Any, rate: Any) -> tuple[Any, Any]:
