@@ -8,7 +8,8 @@ reproduces a run's draw; without it the seed is the day, so CI samples other mom
 day. Each kill must land before the job ends, or the test fails rather than test nothing. CI runs two generate points; the full sweep (every command, more points) is marked
 ``slow`` (``make test-slow``). The fixed kill points of each command stay in their own
 files: test_generate.py, test_import_scale.py (pass 1 and pass 2), test_train.py,
-test_experiment.py (k-fold), test_sweep_resume.py (grid and random), test_predict.py."""
+test_experiment.py (k-fold), test_sweep_resume.py (grid and random), test_predict.py; the slow
+sweep here adds random moments of a single run and a k-fold experiment."""
 
 from __future__ import annotations
 
@@ -34,11 +35,11 @@ RNG = random.Random(SEED)
 GEN = ["--n", 12000, "--shard-rows", 2048, "--seed", 5, "--workers", 2]
 
 
-def fractions(n: int, last: float = 0.85) -> list[float]:
+def fractions(n: int, last: float = 0.85, first: float = 0.15) -> list[float]:
     """N kill moments, as fractions of an uninterrupted run's wall time (start-up included:
     a kill before the first write is a kill point too); ``last`` leaves a margin for a run
     that goes faster than the measured one."""
-    return sorted(round(RNG.uniform(0.15, last), 3) for _ in range(n))
+    return sorted(round(RNG.uniform(first, last), 3) for _ in range(n))
 
 
 def timed(*args: object) -> float:
@@ -175,3 +176,37 @@ def test_predict_killed_anywhere(tmp_path: Path) -> None:
         with h5py.File(out, "r") as f, h5py.File(ref, "r") as g:
             for key in ("row", "label", "pred", "prob", "probs"):
                 assert np.array_equal(f[key][()], g[key][()]), (SEED, done, key)
+
+
+# -- train: a single run and a k-fold experiment (slow: TensorFlow in every process) ------------
+TRAIN = ["--model", "cnn2d-small", "--epochs", "2", "--batch", "32", "--max-steps", "12",
+         "--val", "0.2", "--checkpoint-every", "3"]  # fmt: skip
+TRAIN_POINTS = fractions(3, last=0.9, first=0.45)  # (start-up, TensorFlow's import, is ~half)
+
+
+def _last_weights(run: Path) -> list[np.ndarray]:
+    import keras
+
+    return [np.asarray(w) for w in keras.saving.load_model(run / "last.keras").get_weights()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folds", [1, 2], ids=["single", "k-fold"])
+def test_train_killed_anywhere(tmp_path: Path, folds: int) -> None:
+    data = tmp_path / "d.h5"
+    assert guiapp("generate", data, "--n", 1200, "--seed", 3, "--shard-rows", 1024).returncode == 0
+    args = [*TRAIN, *(["--folds", str(folds)] if folds > 1 else [])]
+    ref = tmp_path / "ref"
+    seconds = timed("train", "--data", data, "--out", ref, *args)
+    runs = [ref] if folds == 1 else [ref / f"fold-{k}" for k in range(folds)]
+    for at in TRAIN_POINTS:
+        out = tmp_path / f"killed-{at}"
+        killed_after(["train", "--data", data, "--out", out, *args], at * seconds)
+        r = guiapp("train", "--data", data, "--out", out, *args, "--resume")
+        if "no run to resume here" in r.stderr:  # killed before its config.json: as it says,
+            r = guiapp("train", "--data", data, "--out", out, *args)  # start it again
+        assert r.returncode == 0, (SEED, at, r.stderr[-2000:])
+        for run in runs:
+            got = _last_weights(out / run.relative_to(ref))
+            for a, b in zip(got, _last_weights(run), strict=True):
+                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"{SEED} {at}")
