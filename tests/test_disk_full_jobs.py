@@ -50,13 +50,13 @@ class Filler:
 
 def run_until_the_disk_fills(args: list[object], disk: Path, phase: str) -> tuple[int, str]:
     """Run ``guiapp ARGS --events -`` and fill ``disk`` at its ``phase``-th progress event
-    ("1", "2"), or ("pass2", an import) once pass 2 wrote its first shard file. Returns the
-    exit code and stderr, after the filler let go of the space."""
+    ("1", "2"), or (an import) once a checkpoint of "pass1" or the first shard file of
+    "pass2" is there. Returns the exit code and stderr, after the filler let go of the space."""
     cmd = [sys.executable, "-m", "guiapp", *map(str, args), "--events", "-"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     assert proc.stdout and proc.stderr
     filler = None
-    if phase != "pass2":
+    if phase not in ("pass1", "pass2"):
         seen = 0
         for line in proc.stdout:
             seen += json.loads(line)["event"] == "progress"
@@ -64,9 +64,11 @@ def run_until_the_disk_fills(args: list[object], disk: Path, phase: str) -> tupl
                 filler = Filler(disk)
     else:
         out = Path(str(args[2]))
-        shards = f".{out.name}.import-*/{out.stem}.shards/*.h5"  # pass 2 writes them
+        stage = f".{out.name}.import-*/"
+        # pass 1: once a checkpoint commits scattered rows; pass 2: its first shard file
+        seen_at = stage + ("checkpoint.json" if phase == "pass1" else f"{out.stem}.shards/*.h5")
         while filler is None and proc.poll() is None:
-            if next(disk.glob(shards), None) is not None:
+            if next(disk.glob(seen_at), None) is not None:
                 filler = Filler(disk)
             time.sleep(0.001)
     proc.stdout.read()
@@ -121,8 +123,7 @@ def test_import_on_a_full_disk_then_resume(tmp_path: Path, small_disk: Path, whe
     ref = tmp_path / "ref.h5"
     assert guiapp("import", src, ref, *args).returncode == 0
     out = small_disk / "b.h5"
-    phase = "1" if when == "pass1" else "pass2"  # pass 1: the scatter's buckets
-    rc, err = run_until_the_disk_fills(["import", src, out, *args], small_disk, phase)
+    rc, err = run_until_the_disk_fills(["import", src, out, *args], small_disk, when)
     assert rc == 2
     one_disk_line(err, out)
     staged = list(small_disk.glob(".b.h5.import-*"))
