@@ -350,7 +350,7 @@ def make_steps(
         waited = now[WAIT_S] - start[WAIT_S]
         dense = waited > DENSE_AFTER_S * steps_n
         # The step time without waiting (start-up and waits out): what the clock may cost.
-        busy = clock(now, out) - t_start - waited - (now[STARTUP_S] - start[STARTUP_S])
+        busy = clock(now, out[0]) - t_start - waited - (now[STARTUP_S] - start[STARTUP_S])
         per_step = tf.maximum(busy / steps_n, 1e-6)
         rate = tf.math.ceil(CLOCK_COST_S / (CLOCK_BUDGET * per_step))
         rate = tf.clip_by_value(rate, 1.0, float(MAX_SAMPLE))
