@@ -203,7 +203,7 @@ def test_train_killed_anywhere(tmp_path: Path, folds: int) -> None:
         out = tmp_path / f"killed-{at}"
         killed_after(["train", "--data", data, "--out", out, *args], at * seconds)
         r = guiapp("train", "--data", data, "--out", out, *args, "--resume")
-        if "no run to resume here" in r.stderr:  # killed before its config.json: as it says,
+        if "no run to resume here" in r.stderr:  # killed before its spec.json: as it says,
             r = guiapp("train", "--data", data, "--out", out, *args)  # start it again
         assert r.returncode == 0, (SEED, at, r.stderr[-2000:])
         for run in runs:

@@ -98,6 +98,8 @@ def check_run_folder(cfg: TrainConfig, *, resume: bool, restart: bool = False) -
     if resume:
         if not run.config.exists() and _sub_runs(run):
             return  # folds or fractions: each is resumed in its own folder
+        if not run.config.exists() and (run.path / "spec.json").is_file():
+            return  # killed before its config.json: nothing was trained, it starts again
         if not run.config.exists():
             raise errors.nothing_to_resume(run.path)
         recorded = run.read_json("config.json")
