@@ -192,6 +192,9 @@ def check_before_tensorflow(cfg: Any) -> None:
 
     source = resolve_model(cfg.model, cfg.which)
     check_keras_file(source.path)  # damaged, or holding code: refused before TensorFlow
+    from ..core.errors import check_writable_output
+
+    check_writable_output(cfg.out, folder=False)  # a read-only disk: before TensorFlow too
     if not Path(cfg.data).exists():
         raise FileError(cfg.data, "does not exist", "Give a dataset NAME.h5 or a file to predict")
     if cfg.split != "all" and source.run_dir is None:
