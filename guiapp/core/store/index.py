@@ -302,14 +302,19 @@ def write_index_file(
     complete: bool,
     group_names: tuple[np.ndarray, list[str]] | None = None,
 ) -> tuple[int, int]:
-    """Write an index atomically; returns the byte offsets of the two tables."""
+    """Write an index atomically; returns the byte offsets of the two tables.
+
+    The file is built in memory (HDF5's core driver) and its bytes written with ``os.write``:
+    a full disk is then an ``OSError`` of our own write, never an HDF5 error inside its
+    objects (which crashed the process when they were freed)."""
     index_path = Path(index_path)
     k = max(1, len(header.class_names))
     fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
     fapl.set_alignment(PAGE, PAGE)  # the record table starts on a page: no torn records
     fapl.set_libver_bounds(h5py.h5f.LIBVER_EARLIEST, h5py.h5f.LIBVER_LATEST)
+    fapl.set_fapl_core(1 << 20, False)  # in memory, no backing file
     with atomic_path(index_path) as tmp:
-        fid = h5py.h5f.create(str(tmp).encode(), h5py.h5f.ACC_TRUNC, fapl=fapl)
+        fid = h5py.h5f.create(f"{tmp}.mem".encode(), h5py.h5f.ACC_TRUNC, fapl=fapl)
         with h5py.File(fid) as f:
             for key, v in header.to_attrs(None, complete).items():
                 f.attrs[key] = v
@@ -331,6 +336,15 @@ def write_index_file(
             _virtual(f, index_path, header, table)
             if group_names is not None:
                 write_group_names(f, *group_names)
+            f.flush()
+            image = f.id.get_file_image()
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(image)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
     return offsets
 
 

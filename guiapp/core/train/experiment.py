@@ -142,7 +142,7 @@ def _resumable(run: RunFolder, single: bool) -> bool:
     """A trial resumes from its checkpoint; one killed before its first checkpoint restarts
     (a single run killed before its config.json was written starts again from step 0)."""
     if single:
-        return run.config.exists()
+        return bool(run.config.exists())
     if run.config.exists() and not run.checkpoint.exists():
         shutil.rmtree(run.path)
         return False
