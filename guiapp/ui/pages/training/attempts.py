@@ -116,18 +116,22 @@ class AttemptMarks:
     def died(self, x: float, loss: Loss) -> None:
         """Attempt n died at plot position ``x``; the next resumes ``loss.steps`` before it."""
         n = self.attempts
-        self._line(x, f"attempt {n} died", DIED)
-        self._line(x - loss.steps, f"attempt {n + 1} from here", RESUMED)
+        # both labels end at their line (the plot ends at the last), at different heights
+        self._line(x, f"attempt {n} died", DIED, 0.15, (1, 1))
+        self._line(x - loss.steps, f"attempt {n + 1} from here", RESUMED, 0.95, (1, 0))
         self.attempts += 1
 
-    def _line(self, x: float, label: str, color: tuple[int, ...]) -> None:
+    def _line(
+        self, x: float, label: str, color: tuple[int, ...], at: float, anchor: tuple[int, int]
+    ) -> None:
+        """A dashed line at ``x``; its label ``at`` that height, ``anchor`` its corner."""
         for plot in self.plots:
             line = pg.InfiniteLine(
                 pos=x,
                 angle=90,
                 pen=pg.mkPen(color, width=1, style=pg.QtCore.Qt.PenStyle.DashLine),
                 label=label if id(plot) in self.labelled else None,
-                labelOpts={"position": 0.85, "color": color, "anchors": [(1, 0), (1, 0)]},
+                labelOpts={"position": at, "color": color, "anchors": [anchor, anchor]},
             )
             plot.addItem(line, ignoreBounds=True)
             self.lines.append((plot, line))
