@@ -84,8 +84,9 @@ class ConfusionView(QWidget):
                 p.setPen(QColor(128, 128, 128, 90))
                 p.drawRect(rect)
                 p.setPen(QColor(255, 255, 255) if v > 0.55 else text)
-                if cell >= fm.horizontalAdvance("0000") * 0.8:
-                    p.drawText(rect, Qt.AlignmentFlag.AlignCenter, f"{self.matrix[i, j]:,}")
+                count = f"{self.matrix[i, j]:,}"
+                if fm.horizontalAdvance(count) <= cell - 2:  # each count where it fits
+                    p.drawText(rect, Qt.AlignmentFlag.AlignCenter, count)
         p.setPen(text)
         for i, name in enumerate(self.names):
             p.drawText(
