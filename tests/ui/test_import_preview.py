@@ -62,3 +62,17 @@ def test_the_preview_flags_what_the_import_refuses_in_its_words(qtbot, tmp_path:
     assert table.item(17, 4).text() == "" and table.item(17, 3).text() == "126 (padded)"
     assert "3 with a problem" in dialog.preview_label.text()
     assert "1 padded or truncated" in dialog.preview_label.text()
+
+
+def test_a_folder_preview_lists_its_first_files_without_walking_the_disk(tmp_path: Path) -> None:
+    import numpy as np
+
+    from guiapp.ui.dialogs.import_preview import first_npy_files, preview
+
+    for name in ("b/2.npy", "a/1.npy", "b/1.npy"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        np.save(tmp_path / name, np.zeros((2, 3)))
+    rows = preview("npy-dir", tmp_path)
+    assert [(r.where, r.label) for r in rows] == [("a/1.npy", "a"), ("b/1.npy", "b"),
+                                                  ("b/2.npy", "b")]  # fmt: skip
+    assert first_npy_files(tmp_path, 20, budget=3) == [tmp_path / "a" / "1.npy"]

@@ -11,6 +11,7 @@ shapes (``.npy`` is memory-mapped).
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,8 +193,23 @@ def preview_arrays(fmt: str, src: Path, limit: int = 20) -> list[PreviewRow]:
     if fmt == "npz":
         with np.load(src, allow_pickle=False) as z:
             return [PreviewRow(f"{src.name}:{k}", "", "(array)", None) for k in z.files]
-    files = sorted(p for p in src.rglob("*.npy"))[:limit]
+    files = first_npy_files(src, limit)
     return [PreviewRow(p.relative_to(src).as_posix(), p.parent.name, "", None) for p in files]
+
+
+def first_npy_files(src: Path, limit: int, budget: int = 20_000) -> list[Path]:
+    """Up to ``limit`` ``.npy`` files under ``src`` in sorted order, looking at no more than
+    ``budget`` entries (the Source field passes through "/" while a path is typed: a
+    whole-disk ``rglob`` held the dialog for seconds)."""
+    found: list[Path] = []
+    seen = 0
+    for root, dirs, names in os.walk(src):
+        dirs.sort()
+        seen += len(dirs) + len(names)
+        found += [Path(root) / n for n in sorted(names) if n.endswith(".npy")]
+        if len(found) >= limit or seen >= budget:
+            break
+    return found[:limit]
 
 
 def preview(fmt: str, src: Path, limit: int = 20, **fields: object) -> list[PreviewRow]:
