@@ -95,8 +95,9 @@ class DetachedRuns:
             self._clear_outcome()
             if self.run is not None:
                 self.run["status"] = "running"
-                if self.job is not None:
-                    self.run["pid"] = self.job.pid()
+                pid = self.job.pid() if self.job is not None else None
+                if pid:  # (Qt knows it once the process runs; Resume here sets it after)
+                    self.run["pid"] = pid
                 self.project_changed.emit()
             loss = self._loss if self._marks_of is self.history else None
             text = f"Resumed (attempt {self.attempt_marks().attempts})" + (
