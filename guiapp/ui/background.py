@@ -12,6 +12,7 @@ window makes its first paint starts just after it (:func:`hold_until_painted`).
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -45,16 +46,42 @@ class _Gate:
 
 
 class WorkerPool(ThreadPoolExecutor):
-    """A ``ThreadPoolExecutor`` whose submissions wait while the gate is held."""
+    """A ``ThreadPoolExecutor`` whose submissions wait while the gate is held, and whose
+    threads never drop the last reference to what a task holds.
+
+    A task is usually a closure over a widget or another QObject (``self``). Were its last
+    reference dropped on a worker thread (the page closed meanwhile), ~QObject would run
+    there and wait for the GIL under a Qt lock the GUI thread may be waiting for: the
+    process hung for good (seen in the UI suite). A finished task's function and arguments
+    go back to the GUI thread, which drops them in its event loop."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        global _releaser
+        if _releaser is None:  # made on the GUI thread, with the first pool
+            _releaser = _Releaser()
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        box: list[Any] = [fn, args, kwargs]
+
+        def task() -> Any:
+            call, call_args, call_kwargs = box
+            try:
+                return call(*call_args, **call_kwargs)
+            finally:
+                del call, call_args, call_kwargs  # (``box`` holds them: not the last)
+                hand_to_gui_thread(box)
+
+        return self._submit(task)
+
+    def _submit(self, fn: Callable[[], Any]) -> Future[Any]:
         if _Gate.held is None:
-            return super().submit(fn, *args, **kwargs)
+            return super().submit(fn)
         future: Future[Any] = Future()
 
         def start() -> None:
             try:
-                inner = super(WorkerPool, self).submit(fn, *args, **kwargs)
+                inner = super(WorkerPool, self).submit(fn)
             except RuntimeError as exc:  # the pool was shut down meanwhile
                 future.set_exception(exc)
                 return
@@ -100,6 +127,38 @@ def wait_for(pool: ThreadPoolExecutor, timeout: float = 30.0) -> bool:
     except TimeoutError:
         return False
     return True
+
+
+class _Releaser(QObject):
+    """Holds what worker threads are done with until the GUI thread drops it."""
+
+    release = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: list[Any] = []
+        self.lock = threading.Lock()
+        self.release.connect(self._drop)
+
+    def _drop(self) -> None:
+        with self.lock:
+            held, self.held = self.held, []
+        del held  # here, on the GUI thread
+
+
+_releaser: _Releaser | None = None
+
+
+def hand_to_gui_thread(items: list[Any]) -> None:
+    """Move ``items``' references to the GUI thread, which drops them in its event loop
+    (``items`` is emptied; the calling thread must hold no other reference to them)."""
+    releaser = _releaser
+    if releaser is None:  # (made on the GUI thread by the first BackgroundCalls)
+        return
+    with releaser.lock:  # the GUI thread takes the list only after both lines
+        releaser.held.append(tuple(items))
+        items.clear()
+    emit_safely(releaser.release)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QLabel
 
@@ -52,3 +53,41 @@ def test_a_window_never_shown_releases_its_work_after_the_fallback(qtbot) -> Non
     future = pool.submit(lambda: "now")
     assert wait_for(pool, 5) and future.result() == "now"  # waiting releases the gate
     pool.shutdown()
+
+
+@pytest.mark.parametrize("submit", ["pool", "calls"])
+def test_a_widget_a_finished_task_held_last_is_freed_on_the_gui_thread(qtbot, submit: str) -> None:
+    """A task's closure that holds the last reference to a widget (its page was closed
+    while the task ran) is released on the GUI thread. Freed on the worker, ~QObject ran
+    there and waited for the GIL under a Qt lock the GUI thread was waiting for: the UI
+    suite hung for good."""
+    from guiapp.ui.background import BackgroundCalls
+
+    freed_on: list[str] = []
+
+    class Page(QLabel):
+        def __del__(self) -> None:
+            freed_on.append(threading.current_thread().name)
+
+    page = Page("a page")
+    started, go = threading.Event(), threading.Event()
+
+    def work(p: QLabel = page) -> str:
+        started.set()
+        go.wait(10)
+        return p.text()
+
+    pool, calls = worker_pool("test"), BackgroundCalls()
+    future = pool.submit(work) if submit == "pool" else None
+    if future is None:
+        calls.submit("k", work)
+    del work
+    assert started.wait(10)
+    del page  # the page is gone; the running task holds the widget's last reference
+    go.set()
+    if future is not None:
+        assert future.result(10) == "a page"
+    else:
+        assert calls.wait()
+    qtbot.waitUntil(lambda: freed_on != [], timeout=5000)
+    assert freed_on == ["MainThread"]
