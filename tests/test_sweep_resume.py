@@ -91,6 +91,7 @@ def test_trials_do_not_depend_on_the_order_of_names(tmp_path: Path) -> None:
         (["--grid", GRID], "inside"),
         (["--grid", GRID], "between"),
         (["--random", "3", "--space", "SPACE"], "inside"),
+        (["--random", "3", "--space", "SPACE"], "between"),
     ],
 )
 def test_killed_sweep_resumes_to_the_uninterrupted_results(
