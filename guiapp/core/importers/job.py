@@ -26,6 +26,8 @@ from ..errors import Cancelled, DatasetError, UserError, disk_error
 from ..events import CancelToken, EventSink, RateMeter
 from ..provenance import versions
 from ..store import Dataset, DatasetWriter, remove_dataset, shard_dir
+from ..store.commit_sums import SLOTS, verified_rows
+from ..store.format import shard_relpath
 from ..store.jitsums import gen_stats, use_compiled_sums
 from ..store.stats import GenStats
 from . import resume, staging
@@ -570,9 +572,11 @@ class ImportJob:
 
     def _pass2(self, saved: dict[str, Any] | None) -> dict[str, Any]:
         """Buckets, shuffled, into the staged dataset. A checkpoint after every bucket's
-        rows are committed (the rows written, the current shard's statistics); then the
-        bucket files those rows came from are deleted, so the temporary space (and the page
-        cache it holds) shrinks as the dataset grows."""
+        rows are committed (the rows written, the current shard's statistics, and those of
+        the open shard's earlier commits: where a resume goes back to when a power cut lost
+        committed rows); the bucket files those rows came from are deleted once their shard
+        is sealed, so the temporary space (and the page cache it holds) shrinks as the
+        dataset grows."""
         cfg, t = self.cfg, self.tally
         use_compiled_sums()  # the shard statistics too (this job has paid numba's start)
         assert self.scatter is not None and self.stats is not None
@@ -589,11 +593,12 @@ class ImportJob:
                 staged, "is missing: the stopped import's rows cannot be recovered",
                 "Run the import without --resume to start over",
             )  # fmt: skip
+        positions: list[dict[str, Any]] = list((saved or {}).get("positions") or [])
         if done:
+            done, shard_stats = self._verified_position(staged, done, saved or {}, positions)
             writer = DatasetWriter.reopen(
-                staged, keep_rows=done, shard_stats=(saved or {}).get("shard_stats"),
-                write_threads=cfg.workers,
-            )  # fmt: skip
+                staged, keep_rows=done, shard_stats=shard_stats, write_threads=cfg.workers
+            )
         else:
             writer = DatasetWriter(
                 staged,
@@ -622,12 +627,20 @@ class ImportJob:
         )
         if cfg.workers > 1:  # the next bucket read and permuted while this one is written
             rows = read_ahead(rows)
+        cap = writer.header.shard_capacity
         with writer:
             for x, pid, cols in rows:
                 writer.append(x, remap[pid], self.lineage.to_writer(cols))
                 writer.commit()
-                self._checkpoint("pass2", sealed=writer.shards_done, **writer.position())
-                for paths, end in [r for r in retired if r[1] <= writer.rows]:
+                # The open shard's recent commits: where a resume rolls back to when the disk
+                # lost committed rows (a power cut), with those rows' buckets still there.
+                sealed_rows = writer.shards_done * cap
+                positions = [p for p in positions if p["rows"] > sealed_rows][-SLOTS + 1 :]
+                positions.append(writer.position())
+                self._checkpoint(
+                    "pass2", sealed=writer.shards_done, positions=positions, **writer.position()
+                )
+                for paths, end in [r for r in retired if r[1] <= sealed_rows]:
                     for p in paths:
                         p.unlink(missing_ok=True)
                     retired.remove((paths, end))
@@ -637,6 +650,35 @@ class ImportJob:
         self._publish(staged)
         self._progress("write", meter, writer.rows, force=True)
         return self._summary()
+
+    def _verified_position(
+        self, staged: Path, done: int, saved: dict[str, Any], positions: list[dict[str, Any]]
+    ) -> tuple[int, dict[str, Any] | None]:
+        """Where pass 2 continues: the checkpoint's rows, or, when the disk lost committed
+        rows of the open shard since (their commit records no longer match: a power cut),
+        the last recent commit still vouched for, whose buckets are kept until the shard is
+        sealed. ``(rows, that shard's statistics there)``."""
+        with Dataset(staged) as ds:
+            cap = ds.shard_capacity
+        keep, part = divmod(done, cap)
+        if part == 0:
+            return done, saved.get("shard_stats")
+        shard = staged.parent / shard_relpath(staged, keep)
+        good, _ = verified_rows(shard) if shard.exists() else (part, part)
+        if good >= part:
+            return done, saved.get("shard_stats")
+        back = [p for p in positions if keep * cap < int(p["rows"]) <= keep * cap + good]
+        if good == 0 or back:
+            at = max(back, key=lambda p: int(p["rows"])) if back else None
+            rows = int(at["rows"]) if at else keep * cap
+            self.sink.emit(
+                "log", level="warning",
+                message=f"{shard.name}: rows {good:,} to {part:,} no longer match the checksums "
+                f"committed with them (a power cut?); the import goes back to row {rows:,} "
+                "and writes them again",
+            )  # fmt: skip
+            return rows, (at or {}).get("shard_stats")
+        return done, saved.get("shard_stats")  # (reopen says which rows, and to start over)
 
     def _summary(self) -> dict[str, Any]:
         t = self.tally
