@@ -178,7 +178,7 @@ def test_predict_killed_anywhere(tmp_path: Path) -> None:
                 assert np.array_equal(f[key][()], g[key][()]), (SEED, done, key)
 
 
-# -- train: a single run and a k-fold experiment (slow: TensorFlow in every process) ------------
+# -- train: a single run, a k-fold experiment, a grid and a random sweep (slow: TensorFlow) ----
 TRAIN = ["--model", "cnn2d-small", "--epochs", "2", "--batch", "32", "--max-steps", "12",
          "--val", "0.2", "--checkpoint-every", "3"]  # fmt: skip
 TRAIN_POINTS = fractions(3, last=0.9, first=0.45)  # (start-up, TensorFlow's import, is ~half)
@@ -190,15 +190,26 @@ def _last_weights(run: Path) -> list[np.ndarray]:
     return [np.asarray(w) for w in keras.saving.load_model(run / "last.keras").get_weights()]
 
 
+SWEEPS = {
+    "single": ([], [""]),
+    "k-fold": (["--folds", "2"], ["fold-0", "fold-1"]),
+    "grid": (["--grid", "learning_rate=0.001,0.003"], ["grid-000", "grid-001"]),
+    "random": (["--random", "2", "--space", "SPACE"], ["random-000", "random-001"]),
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("folds", [1, 2], ids=["single", "k-fold"])
-def test_train_killed_anywhere(tmp_path: Path, folds: int) -> None:
+@pytest.mark.parametrize("sweep", list(SWEEPS))
+def test_train_killed_anywhere(tmp_path: Path, sweep: str) -> None:
     data = tmp_path / "d.h5"
     assert guiapp("generate", data, "--n", 1200, "--seed", 3, "--shard-rows", 1024).returncode == 0
-    args = [*TRAIN, *(["--folds", str(folds)] if folds > 1 else [])]
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({"learning_rate": {"log_uniform": [0.0001, 0.01]}}))
+    extra, trials = SWEEPS[sweep]
+    args = [*TRAIN, *(str(space) if a == "SPACE" else a for a in extra)]
     ref = tmp_path / "ref"
     seconds = timed("train", "--data", data, "--out", ref, *args)
-    runs = [ref] if folds == 1 else [ref / f"fold-{k}" for k in range(folds)]
+    runs = [ref / t if t else ref for t in trials]
     for at in TRAIN_POINTS:
         out = tmp_path / f"killed-{at}"
         killed_after(["train", "--data", data, "--out", out, *args], at * seconds)
