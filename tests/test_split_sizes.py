@@ -99,3 +99,14 @@ def test_a_run_states_its_sizes_and_an_old_run_resumes_with_its_split(tmp_path: 
     assert r.returncode == 0 and f"predicted {hash_val:,} rows" in r.stdout + r.stderr, r.stderr
     r = guiapp(*args[:-4], "--epochs", 2, "--max-steps", 2, "--val", 0.15, "--resume")
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_a_split_asked_for_is_never_empty_and_training_keeps_a_block() -> None:
+    """Rounding to whole blocks: 0.01 of 32 blocks is one block, not none (an empty
+    validation split would end the run); and training always keeps one."""
+    for n in (2, 3, 5, 32):
+        for val, test in ((0.01, 0.0), (0.01, 0.01), (0.5, 0.49)):
+            codes = np.bincount(SplitSpec(val=val, test=test).assign(np.arange(n)), minlength=3)
+            assert codes[0] >= 1, (n, val, test, codes)
+            assert codes[1] >= 1 or n < (3 if test else 2), (n, val, test, codes)
+            assert codes[2] >= (1 if test and n >= 3 else 0), (n, val, test, codes)

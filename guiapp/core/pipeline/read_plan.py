@@ -101,14 +101,14 @@ class SplitSpec:
         n = len(block_ids)
         out = np.zeros(n, dtype=np.int8)
         order = np.argsort(block_uniform(block_ids, self.seed, 0), kind="stable")
-        n_test = round(self.test * n)
-        rest = order[n_test:]
+        n_test = _blocks(self.test, n, n - 1)  # (a split asked for is never empty, and
+        rest = order[n_test:]  # training keeps a block)
         if self.folds:
             rest = rest[np.argsort(block_uniform(block_ids[rest], self.seed, 1), kind="stable")]
             fold = np.arange(len(rest)) * self.folds // max(1, len(rest))
             out[rest[fold == self.fold]] = 1
         else:
-            out[rest[: round(self.val * n)]] = 1
+            out[rest[: _blocks(self.val, n, len(rest) - 1)]] = 1
         out[order[:n_test]] = 2
         return out
 
@@ -123,6 +123,14 @@ class SplitSpec:
         if not keep.any() and len(ids):
             keep[np.argmin(u)] = True
         return keep
+
+
+def _blocks(fraction: float, n: int, most: int) -> int:
+    """Blocks of ``n`` for a split of ``fraction``: rounded, at least one when asked for,
+    at most ``most``."""
+    if fraction <= 0 or most <= 0:
+        return 0
+    return min(most, max(1, round(fraction * n)))
 
 
 @dataclass(frozen=True)
