@@ -10,6 +10,7 @@ from PySide6.QtCore import QCoreApplication, QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from guiapp.core.project import Project, ProjectError
+from guiapp.ui.background import collect_on_gui_thread
 from guiapp.ui.main_window import MainWindow
 from guiapp.ui.refcount_guard import guard_singletons
 from guiapp.ui.theme import THEMES, apply_theme
@@ -58,6 +59,7 @@ def run_gui(argv: list[str]) -> int:
 
     guard_singletons()  # PySide6 6.12 on CPython < 3.12: see refcount_guard.py
     app = _application()
+    collect_on_gui_thread()
     theme = args.theme or QSettings().value("ui/theme", "light")
     apply_theme(app, theme if theme in THEMES else "light")
     if args.screenshots is not None:

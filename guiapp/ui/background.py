@@ -161,6 +161,21 @@ def hand_to_gui_thread(items: list[Any]) -> None:
     emit_safely(releaser.release)
 
 
+_collector: Any = None
+
+
+def collect_on_gui_thread() -> None:
+    """Cyclic garbage is collected on the GUI thread only, by a timer (pyqtgraph's
+    ``GarbageCollector``: automatic collection off). Left on, a collection that a worker
+    thread's allocation set off freed widgets caught in cycles (closed dialogs) on that
+    thread, and ~QObject there deadlocked with the GUI thread (seen in the UI suite)."""
+    global _collector
+    if _collector is None:
+        from pyqtgraph.util.garbage_collector import GarbageCollector
+
+        _collector = GarbageCollector(interval=1.0)
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__

@@ -24,6 +24,20 @@ guard_singletons()  # qtbot.waitUntil calls processEvents(), which leaks None re
 
 
 @pytest.fixture(autouse=True)
+def garbage_on_the_gui_thread(qapp: Any) -> Any:
+    """As the app does: cyclic garbage collected on the GUI thread only (a collection a
+    worker thread set off freed a closed dialog's widgets there and deadlocked the suite),
+    and after each test, on this thread."""
+    import gc
+
+    from guiapp.ui.background import collect_on_gui_thread
+
+    collect_on_gui_thread()
+    yield
+    gc.collect()
+
+
+@pytest.fixture(autouse=True)
 def released_modifiers(qtbot: Any) -> Any:
     """Release Shift, Ctrl, Alt and Meta after each test: a key chord whose release a
     shortcut swallowed (Ctrl+Shift+Z) leaves Qt believing Shift is held, and the next
