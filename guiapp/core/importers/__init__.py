@@ -2,7 +2,7 @@
 into the dataset store, shuffled, with bad rows reported by file and line (docs/IMPORT.md).
 
 The names are loaded on first use, so that an import's parse workers (which import only
-``parallel`` and ``pieces``) start without the store and h5py.
+``parallel`` and the ``piece*`` modules) start without the store and h5py.
 """
 
 from __future__ import annotations

@@ -21,9 +21,6 @@ Every value must be at most ``hi`` (the storage dtype's maximum); the digits all
 sign, so the minimum holds. Those are the rules of the numpy path (each ``OK`` line is one
 it takes, with the same label and values), so a file gives the same dataset and the same
 messages with or without numba (``tests/test_import_scale.py``).
-
-Over 350 lines on purpose: one grammar, its small helpers compiled with the kernel that
-calls them; apart, each would need the others' conventions (indices, -1 for "not taken").
 """
 
 from __future__ import annotations

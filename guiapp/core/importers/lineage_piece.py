@@ -36,7 +36,7 @@ from .text import _field
 
 if TYPE_CHECKING:
     from .jitparse import Scan
-    from .pieces import ParseSpec, PieceResult
+    from .piece_result import ParseSpec, PieceResult
 
 #: The longest value a kept field (a fixed-width ``S<n>`` column) or a group name holds.
 MAX_VALUE_BYTES = 9999
@@ -282,7 +282,7 @@ def demote(
     """Good records (``drop``: (index among the good records, problem)) made unusable:
     the new kinds, labels (per usable record), problems (per unusable or bad-data record)
     and the mask of the good records kept."""
-    from .pieces import BAD_DATA, GOOD, UNUSABLE
+    from .piece_result import BAD_DATA, GOOD, UNUSABLE
 
     good_at = np.flatnonzero(kind == GOOD)
     keep_good = np.ones(len(good_at), bool)
@@ -312,7 +312,7 @@ def attach(
     """``res`` with its good records' fields (``res.cols``: per field, the values and the
     integer flags, or the group's ids); good records whose group field is unusable become
     unusable ones. ``sc``: the parse's scan, when it read the fields."""
-    from .pieces import GOOD
+    from .piece_result import GOOD
 
     if not spec.fields:
         return res

@@ -25,7 +25,9 @@ from typing import Any
 
 from ..errors import UserError
 from ..jit import available as numba_available
-from .pieces import ParseSpec, Piece, PieceParser, PieceResult
+from .piece_plan import Piece
+from .piece_result import ParseSpec, PieceResult
+from .pieces import PieceParser
 
 IN_FLIGHT = 2
 

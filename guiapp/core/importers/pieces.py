@@ -1,23 +1,19 @@
-"""Text inputs cut into pieces, and one piece parsed into records (in any process).
+"""One text piece parsed into records (in any process): ``PieceParser``.
 
-A piece is a ``.gz`` file whole, or a byte range of a plain file cut at a line end
-(``PIECE_BYTES`` each, the same cuts whatever the worker count). ``parse_piece`` turns a
-piece into ``PieceResult``: one record per non-blank line, in line order, with its kind
-(good, unusable line, bad data, bad label), its raw label, its problem, and the samples of
-the good ones, already padded/truncated and in the storage dtype. It is a pure function of
-the piece and the ``ParseSpec``, so workers can run it; the job turns records into chunks
-exactly as the serial reader did (``job.py``). Line numbers are relative to the piece.
-
-Over 350 lines on purpose: the three parse paths of a piece (the compiled scan, the numpy
-fast path, the exact per-line path) hand blocks to each other and build the same records;
-kept in one class they cannot drift apart (``scanned.py`` holds the scan's block plan).
+``parse`` turns a piece (``piece_plan.py``) into a ``PieceResult`` (``piece_result.py``):
+one record per non-blank line, in line order, with its kind (good, unusable line, bad data,
+bad label), its raw label, its problem, and the samples of the good ones, already
+padded/truncated and in the storage dtype. It is a pure function of the piece and the
+``ParseSpec``, so workers can run it; the job turns records into chunks exactly as the
+serial reader did (``records.py``). Line numbers are relative to the piece. The three parse
+paths (the compiled scan, the numpy fast path, the exact per-line path) hand blocks to each
+other and build the same records (``scanned.py`` holds the scan's block plan).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from dataclasses import asdict, dataclass, field
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -28,185 +24,21 @@ from ..errors import UserError
 from ..jit import available as numba_available
 from . import jitparse, lineage_piece, scanned
 from .fastparse import fast_csv, fast_jsonl, fast_values
-from .labels import IntLabels, LabelMap, Labels, join_labels, normalize
-from .parse import Fit, Shaper, as_number_array, parse_text_rows
-from .rowcols import RowCols
-from .text import CsvLayout, first_json_line, json_record, open_text_binary
+from .labels import IntLabels, LabelMap, normalize
+from .parse import Shaper, as_number_array, parse_text_rows
+from .piece_plan import FIRST_PIECE_BYTES, PIECE_BYTES, Piece, plan_pieces, read_lines
+from .piece_result import (
+    BAD_DATA,
+    BAD_LABEL,
+    GOOD,
+    UNUSABLE,
+    ParseSpec,
+    PieceResult,
+    Records,
+)
+from .text import CsvLayout, first_json_line, json_record
 
-PIECE_BYTES = 16 * 2**20
-#: The input's first piece is short: the job parses it alone (the first good row fixes the
-#: sample shape) before the workers start, without the compiled scan (it needs the length),
-#: so it is serial and slow work: 64 KiB is ~100 of the benchmark's lines (1 MiB was 0.1 s).
-FIRST_PIECE_BYTES = 2**16
 BLOCK_LINES = 4096
-GOOD, UNUSABLE, BAD_DATA, BAD_LABEL = 0, 1, 2, 3
-
-
-@dataclass
-class Piece:
-    index: int
-    file: int  # index into the source's files
-    start: int  # byte range of a plain file; a .gz file is one piece (0, -1)
-    end: int
-
-
-def plan_pieces(files: list[Path], piece_bytes: int = PIECE_BYTES) -> list[Piece]:
-    """Cut every file into pieces at line ends (``.gz``: one piece per file)."""
-    out: list[Piece] = []
-    for fi, path in enumerate(files):
-        if path.name.lower().endswith(".gz"):
-            out.append(Piece(len(out), fi, 0, -1))
-            continue
-        size = path.stat().st_size
-        pos = 0
-        with open(path, "rb") as fh:
-            while pos < size:
-                first = not out and pos == 0
-                end = min(
-                    size, pos + (min(piece_bytes, FIRST_PIECE_BYTES) if first else piece_bytes)
-                )
-                if end < size:
-                    fh.seek(end - 1)
-                    while True:
-                        block = fh.read(1 << 16)
-                        if not block:
-                            end = size
-                            break
-                        k = block.find(b"\n")
-                        if k >= 0:
-                            end = fh.tell() - len(block) + k + 1
-                            break
-                out.append(Piece(len(out), fi, pos, end))
-                pos = end
-    return out
-
-
-@dataclass
-class ParseSpec:
-    """What a piece parser needs, JSON-able (sent to worker processes)."""
-
-    format: str
-    files: list[str]
-    names: list[str]  # as messages show them
-    label_field: str
-    data_field: str
-    delimiter: str
-    dtype: str
-    length: int | None
-    pad: str
-    truncate: str
-    pad_value: float
-    sample_shape: list[int] | None
-    class_names: list[str] | None
-    csv_layouts: dict[str, list[int | None]] = field(default_factory=dict)  # file -> layout
-    #: ``--group-field`` (first, when ``group``) and ``--keep-fields`` (lineage_piece.py);
-    #: for CSV/TSV their columns per file.
-    fields: list[str] = field(default_factory=list)
-    group: bool = False
-    field_cols: dict[str, list[int]] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> ParseSpec:
-        return cls(**d)
-
-    def fit(self) -> Fit:
-        fit = Fit(
-            dtype=np.dtype(self.dtype),
-            length=self.length,
-            pad=self.pad,
-            truncate=self.truncate,
-            pad_value=self.pad_value,
-        )
-        if self.sample_shape is not None and self.length is None:
-            fit.sample_shape = tuple(self.sample_shape)
-        return fit
-
-
-@dataclass
-class PieceResult:
-    piece: int
-    lines: int  # physical lines in the piece (the next piece of the file starts after them)
-    line: np.ndarray  # int32 per record: 1-based line number within the piece
-    end: np.ndarray  # int64 per record: byte position after it (progress, estimates)
-    kind: np.ndarray  # int8 per record
-    labels: Labels  # per record of kind GOOD, BAD_DATA, BAD_LABEL
-    problems: list[str]  # per record of kind UNUSABLE, BAD_DATA
-    x: np.ndarray  # samples of the GOOD records
-    fitted: np.ndarray  # int8 per GOOD record: -1 padded, 1 truncated, 0 as is; 2 empty
-    sample_shape: list[int] | None = None
-    fatal: str = ""  # a UserError that stops the import at the end of these records
-    #: the GOOD records' group and kept fields (``ParseSpec.fields``)
-    lineage: RowCols | None = None
-
-    # -- transport: one JSON header and the raw arrays (no pickle) ------------------
-    def to_bytes(self) -> bytes:
-        labels = self.labels
-        codes = labels.codes if isinstance(labels, IntLabels) else np.empty(0, np.int64)
-        lin = self.lineage
-        arrays = [self.line, self.end, self.kind, self.x, self.fitted, codes]
-        arrays += [] if lin is None else lin.arrays()
-        head = {
-            "piece": self.piece,
-            "lines": self.lines,
-            "labels": labels.text if isinstance(labels, IntLabels) else labels,
-            "problems": self.problems,
-            "sample_shape": self.sample_shape,
-            "fatal": self.fatal,
-            "lineage": None if lin is None else {"group": lin.ids is not None},
-            "arrays": [[a.dtype.str, list(a.shape)] for a in arrays],
-        }
-        h = json.dumps(head).encode()
-        return b"".join(
-            [len(h).to_bytes(8, "little"), h, *(np.ascontiguousarray(a).tobytes() for a in arrays)]
-        )
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> PieceResult:
-        n = int.from_bytes(data[:8], "little")
-        head = json.loads(data[8 : 8 + n])
-        at = 8 + n
-        arrays = []
-        for dt, shape in head["arrays"]:
-            d = np.dtype(dt)
-            count = int(np.prod(shape, dtype=np.int64))
-            arrays.append(np.frombuffer(data, d, count, at).reshape(shape))
-            at += count * d.itemsize
-        line, end, kind, x, fitted, codes = arrays[:6]
-        lin = head["lineage"]
-        labels = head["labels"]
-        if isinstance(labels, bool):  # an IntLabels: its text flag, the codes as an array
-            labels = IntLabels(codes, labels)
-        return cls(
-            head["piece"], head["lines"], line, end, kind, labels, head["problems"],
-            x, fitted, head["sample_shape"], head["fatal"],
-            None if lin is None else RowCols.from_arrays(arrays[6:], lin["group"]),
-        )  # fmt: skip
-
-
-def _read_lines(path: Path, piece: Piece) -> tuple[list[bytes], np.ndarray]:
-    """The piece's physical lines (without line ends) and the byte position after each."""
-    if piece.end < 0:
-        lines: list[bytes] = []
-        ends: list[int] = []
-        with open_text_binary(path) as (stream, raw):
-            for line in stream:
-                lines.append(line[:-1] if line.endswith(b"\n") else line)
-                ends.append(raw.tell())
-        return lines, np.asarray(ends, np.int64)
-    with open(path, "rb") as fh:
-        fh.seek(piece.start)
-        buf = fh.read(piece.end - piece.start)
-    lines = buf.split(b"\n")
-    if lines and lines[-1] == b"" and buf.endswith(b"\n"):
-        lines.pop()
-    lens = np.fromiter(map(len, lines), np.int64, len(lines)) + 1
-    ends_a = piece.start + np.cumsum(lens)
-    if len(lines) and not buf.endswith(b"\n"):
-        ends_a[-1] -= 1
-    return lines, ends_a
 
 
 class PieceParser:
@@ -299,7 +131,7 @@ class PieceParser:
         if fmt is not None:
             return self._parse_scanned(piece, fmt)
         path = Path(spec.files[piece.file])
-        lines, ends = _read_lines(path, piece)
+        lines, ends = read_lines(path, piece)
         if piece.start == 0 and lines:
             at = 0
             if spec.format == "jsonl":
@@ -307,7 +139,7 @@ class PieceParser:
                 self._first = at
             if at >= 0 and lines[at].startswith(b"\xef\xbb\xbf"):  # a byte order mark
                 lines[at] = lines[at][3:]
-        out = _Records()
+        out = Records()
         fatal = ""
         try:
             for b in range(0, len(lines), BLOCK_LINES):
@@ -350,7 +182,7 @@ class PieceParser:
             special = [at, self._header - 1]
         text = fmt == jitparse.CSV
         ok_before = np.concatenate([[0], np.cumsum(sc.status == jitparse.OK)])
-        out = _Records()
+        out = Records()
         fatal = ""
         try:
             for a, b, taken in scanned.runs(sc, BLOCK_LINES, special, self.label_ok, text):
@@ -423,7 +255,7 @@ class PieceParser:
         return idx, labs, vals
 
     def _block(
-        self, lines: list[bytes], base: int, ends: np.ndarray, piece: Piece, out: _Records
+        self, lines: list[bytes], base: int, ends: np.ndarray, piece: Piece, out: Records
     ) -> None:
         layout = None
         if self.spec.format != "jsonl":
@@ -489,7 +321,7 @@ class PieceParser:
         fast_x: np.ndarray,
         base: int,
         ends: np.ndarray,
-        out: _Records,
+        out: Records,
     ) -> None:
         """Shape the exact-path rows (the serial reader's rules) and append the records."""
         slow = [k for k, r in enumerate(recs) if r[1] == GOOD and not isinstance(r[3], int)]
@@ -543,43 +375,17 @@ class PieceParser:
         )  # fmt: skip
 
 
-class _Records:
-    def __init__(self) -> None:
-        self.parts: list[
-            tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
-        ] = []
-        self.labels: list[Labels] = []
-        self.problems: list[str] = []
-
-    def add_block(
-        self, line: np.ndarray, end: np.ndarray, kind: np.ndarray, labels: Labels,
-        problems: list[str], x: np.ndarray, fitted: np.ndarray | None,
-    ) -> None:  # fmt: skip
-        self.parts.append((line, end, kind, x, fitted))
-        if len(labels):
-            self.labels.append(labels)
-        self.problems += problems
-
-    def result(
-        self, piece: int, lines: int, dtype: np.dtype, shape: Any, fatal: str
-    ) -> PieceResult:
-        s = tuple(shape) if shape is not None else (0,)
-        xs = [p[3].astype(dtype, copy=False) for p in self.parts if len(p[3])]
-        x = (xs[0] if len(xs) == 1 else np.concatenate(xs)) if xs else np.empty((0, *s), dtype)
-        fit = [p[4] if p[4] is not None else np.zeros(len(p[3]), np.int8) for p in self.parts]
-        cat = np.concatenate
-        return PieceResult(
-            piece=piece,
-            lines=lines,
-            line=cat([p[0] for p in self.parts]).astype(np.int32)
-            if self.parts
-            else np.empty(0, np.int32),
-            end=cat([p[1] for p in self.parts]) if self.parts else np.empty(0, np.int64),
-            kind=cat([p[2] for p in self.parts]) if self.parts else np.empty(0, np.int8),
-            labels=join_labels(self.labels),
-            problems=self.problems,
-            x=x,
-            fitted=cat(fit).astype(np.int8) if fit else np.empty(0, np.int8),
-            sample_shape=None if shape is None else list(shape),
-            fatal=fatal,
-        )
+__all__ = [
+    "BAD_DATA",
+    "BAD_LABEL",
+    "BLOCK_LINES",
+    "FIRST_PIECE_BYTES",
+    "GOOD",
+    "PIECE_BYTES",
+    "UNUSABLE",
+    "ParseSpec",
+    "Piece",
+    "PieceParser",
+    "PieceResult",
+    "plan_pieces",
+]

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .labels import Labels, join_labels
-from .pieces import BAD_DATA, GOOD, UNUSABLE, Piece, PieceResult
+from .piece_plan import Piece
+from .piece_result import BAD_DATA, GOOD, UNUSABLE, PieceResult
 from .rowcols import RowCols
 from .sources import TEXT_ROWS_PER_CHUNK
 

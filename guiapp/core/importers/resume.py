@@ -24,7 +24,7 @@ from .labels import LabelMap
 from .shuffle import Scatter
 
 if TYPE_CHECKING:
-    from .job import ImportJob
+    from .pass1 import ReadPass
 
 
 def source_identity(files: list[Path]) -> list[list[Any]]:
@@ -62,8 +62,9 @@ def restore_stats(s: GenStats, d: dict[str, Any]) -> None:
     s.hist = np.asarray(d["hist"], np.int64)
 
 
-def pass1_state(job: ImportJob, position: dict[str, Any]) -> dict[str, Any]:
-    """The job after a chunk (its buckets flushed): enough to continue right after it."""
+def pass1_state(job: ReadPass, position: dict[str, Any]) -> dict[str, Any]:
+    """Pass 1 (``ReadPass``) after a chunk (its buckets flushed): enough to continue
+    right after it."""
     sc, st = job.scatter, job.stats
     return {
         "position": position,
@@ -84,8 +85,9 @@ def pass1_state(job: ImportJob, position: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def restore_pass1(job: ImportJob, d: dict[str, Any], *, buckets: bool = True) -> dict[str, Any]:
-    """Put the job back to a pass-1 state; returns the input position to continue from.
+def restore_pass1(job: ReadPass, d: dict[str, Any], *, buckets: bool = True) -> dict[str, Any]:
+    """Put pass 1 (``ReadPass``) back to a checkpoint's state; returns the input position
+    to continue from.
 
     ``buckets``: cut the bucket files back to the checkpoint (pass 1); pass 2 has been
     consuming them, so then they are left as they are."""

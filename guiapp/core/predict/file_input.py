@@ -114,7 +114,7 @@ def file_as_dataset(
         for chunk in job.source.chunks():
             cancel.raise_if_cancelled()
             # The importers' parse of one chunk: fields, labels, padding, row errors.
-            x, y, _lines = job._parse(chunk)
+            x, y, _lines = job.read.parse_chunk(chunk)
             if not len(x):
                 continue
             if writer is None:
