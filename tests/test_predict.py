@@ -14,7 +14,7 @@ from conftest import ENV, guiapp, killed_predict
 
 from guiapp.core.predict import PredictionTable, cell_rows, confusion_from_table
 from guiapp.core.store import Dataset
-from guiapp.ui.pages.runs.run_files import validation_rows
+from guiapp.core.train.run_files import validation_rows
 
 
 def events_of(text: str) -> list[dict]:

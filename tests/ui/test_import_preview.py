@@ -67,7 +67,7 @@ def test_the_preview_flags_what_the_import_refuses_in_its_words(qtbot, tmp_path:
 def test_a_folder_preview_lists_its_first_files_without_walking_the_disk(tmp_path: Path) -> None:
     import numpy as np
 
-    from guiapp.ui.dialogs.import_preview import first_npy_files, preview
+    from guiapp.core.importers.preview import first_npy_files, preview
 
     for name in ("b/2.npy", "a/1.npy", "b/1.npy"):
         (tmp_path / name).parent.mkdir(exist_ok=True)

@@ -14,8 +14,8 @@ from conftest import open_project
 
 from guiapp.core.predict.table import TableSpec, TableWriter, create_table
 from guiapp.core.project import DatasetRef, Project
+from guiapp.core.train.run_files import validation_rows
 from guiapp.ui.main_window import MainWindow
-from guiapp.ui.pages.runs.run_files import validation_rows
 
 NAMES = ["class0", "class1", "class2"]
 CONFUSION = [[18, 2, 0], [1, 19, 0], [0, 3, 17]]

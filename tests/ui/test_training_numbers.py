@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QMessageBox
 
 from guiapp.core.project import DatasetRef, Project
 from guiapp.core.train.history import RunHistory
+from guiapp.core.train.run_files import checkpoint_text, read_run
 from guiapp.ui.main_window import MainWindow
-from guiapp.ui.pages.runs.run_files import checkpoint_text, read_run
 from guiapp.ui.pages.training.training_plots import TrainingPlots, centred_mean
 from guiapp.ui.widgets.formatting import format_duration, format_rate
 

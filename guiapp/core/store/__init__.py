@@ -2,7 +2,8 @@
 
 from .dataset import Dataset
 from .format import FORMAT_VERSION, default_capacity, parse_shape, shard_dir
-from .shard import ShardWriter, content_hash
+from .shard import ShardWriter
+from .shard_file import content_hash
 from .shard_meta import ShardMeta
 from .writer import DatasetWriter, remove_dataset
 

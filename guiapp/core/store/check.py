@@ -20,7 +20,7 @@ from .commit_sums import verified_rows
 from .dataset import Dataset
 from .format import FORMAT_VERSION, SHARD_FORMAT_NAME, X, Y
 from .scan import Buffers, scan_shard
-from .shard import HASH_NAME
+from .shard_file import HASH_NAME
 from .shard_meta import ShardMeta, open_h5, read_shard_meta
 
 Progress = Callable[[int, int], None]  # (done, total) in rows

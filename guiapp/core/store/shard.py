@@ -24,127 +24,19 @@ from ..atomic import atomic_path
 from ..errors import DatasetError
 from .columns import META, column_path
 from .commit_sums import SUMS, CommitSums, create_sums, prefix_blocks
-from .format import (
-    FORMAT_VERSION,
-    LABEL_DTYPE,
-    SHARD_FORMAT_NAME,
-    X,
-    Y,
-    row_nbytes,
-)
+from .format import FORMAT_VERSION, LABEL_DTYPE, SHARD_FORMAT_NAME, X, Y, row_nbytes
+from .shard_file import HASH_NAME, content_hash, create_shard_datasets, init_commit_attrs
 from .shard_meta import ShardMeta, raw_arrays
 from .shard_stats import ShardStats
 
-__all__ = [
-    "HASH_NAME",
-    "ShardWriter",
-    "content_hash",
-    "create_shard_datasets",
-    "init_commit_attrs",
-    # Re-exported: moved to shard_meta.py, still imported from here by guiapp/bench/read.py.
-    "raw_arrays",
-]
+__all__ = ["ShardWriter"]
 
-HASH_CHUNK_ROWS = 1 << 14
 #: The smallest part of an append a write thread takes (smaller appends: one thread).
 PART_MIN_BYTES = 1 << 20
 #: The largest single pwrite. On this VM one pwrite of 25 MB into new page-cache pages took
 #: 6-70 ms (the same bytes as 1 MiB pwrites: 6 ms, steadily): past some size the kernel's
 #: pages for one write come from memory the host has to bring in first.
 PWRITE_BYTES = 1 << 20
-
-
-def _dcpl_contiguous() -> Any:
-    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
-    dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
-    dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
-    return dcpl
-
-
-def create_shard_datasets(
-    f: h5py.File,
-    *,
-    capacity: int,
-    sample_shape: tuple[int, ...],
-    dtype: np.dtype,
-    compression: str | None,
-    columns: dict[str, np.dtype] | None = None,
-) -> None:
-    """Create ``x``, ``y`` and the per-row columns in an open file, allocated now, never
-    filled."""
-    for name, dt in (columns or {}).items():
-        if compression is None:
-            f.create_dataset(
-                column_path(name),
-                shape=(capacity,),
-                dtype=dt,
-                dcpl=_dcpl_contiguous(),
-                track_times=False,
-            )
-        else:
-            f.create_dataset(
-                column_path(name),
-                shape=(capacity,),
-                dtype=dt,
-                chunks=(min(capacity, 1 << 14),),
-                compression=compression,
-                track_times=False,
-            )
-    if compression is None:
-        f.create_dataset(
-            X,
-            shape=(capacity, *sample_shape),
-            dtype=dtype,
-            dcpl=_dcpl_contiguous(),
-            track_times=False,
-        )
-        f.create_dataset(
-            Y, shape=(capacity,), dtype=LABEL_DTYPE, dcpl=_dcpl_contiguous(), track_times=False
-        )
-    else:
-        chunk_rows = max(1, min(capacity, (1 << 20) // max(1, row_nbytes(sample_shape, dtype))))
-        f.create_dataset(
-            X,
-            shape=(capacity, *sample_shape),
-            dtype=dtype,
-            chunks=(chunk_rows, *sample_shape),
-            compression=compression,
-            shuffle=np.dtype(dtype).itemsize > 1,
-            track_times=False,
-        )
-        f.create_dataset(
-            Y,
-            shape=(capacity,),
-            dtype=LABEL_DTYPE,
-            chunks=(max(chunk_rows, 1024) if capacity >= 1024 else capacity,),
-            compression=compression,
-            track_times=False,
-        )
-
-
-def init_commit_attrs(attrs: Any, num_classes: int, dataset_uuid: str) -> None:
-    """Attributes a writer later rewrites in place: created once with their final sizes."""
-    attrs["committed"] = np.int64(0)
-    for k, v in ShardStats.empty(num_classes).to_attrs().items():
-        attrs[k] = v
-    attrs["content_hash"] = np.bytes_(b" " * 64)
-    attrs["dataset_uuid"] = np.bytes_(dataset_uuid.encode("ascii").ljust(36)[:36])
-
-
-HASH_NAME = "xxh3_128"
-
-
-def content_hash(x: np.ndarray, y: np.ndarray) -> str:
-    """``"xxh3_128:<hex>"`` of the rows' bytes: all of ``x`` (C order), then all of ``y``.
-
-    XXH3 runs at memory speed (~15 GB/s here, sha256 ~1.3 GB/s), so sealing a shard
-    costs little next to writing it; it detects corruption, it is not a signature.
-    """
-    h = xxhash.xxh3_128()
-    for a in (x, y):
-        for s in range(0, len(a), HASH_CHUNK_ROWS):
-            h.update(np.ascontiguousarray(a[s : s + HASH_CHUNK_ROWS]).data.cast("B"))
-    return f"{HASH_NAME}:{h.hexdigest()}"
 
 
 class ShardWriter:

@@ -1,7 +1,7 @@
 """The Import dialog: format, source, field mapping, length/padding, error policy, preview.
 
 The preview parses the first rows (as many as asked) with the importer's own readers
-(``import_preview``); Start checks the output path and hands a ``guiapp import``
+(``core/importers/preview.py``); Start checks the output path and hands a ``guiapp import``
 :class:`CliJob` to the Datasets page. The output follows the source's name until the user
 types one. When the job ends having skipped bad rows, a message says how many of how
 many, and the first reasons.
@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from guiapp.core.importers.preview import TEXT_FORMATS, PreviewRow, guess_format, preview
 from guiapp.core.importers.sources import FORMATS
 from guiapp.core.store.format import SAMPLE_DTYPES
-from guiapp.ui.dialogs.import_preview import TEXT_FORMATS, PreviewRow, guess_format, preview
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.widgets.form_fields import FileField
 from guiapp.ui.widgets.form_state import form_values, set_form_values

@@ -9,9 +9,9 @@ from typing import Any
 
 from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox
 
+from guiapp.core.train.run_files import checkpoint_text, model_folder
 from guiapp.core.units import human_bytes
 from guiapp.ui.jobs.cli_job import CliJob
-from guiapp.ui.pages.runs.run_files import checkpoint_text, model_folder
 from guiapp.ui.widgets.outputs import (
     export_folder,
     output_path_problem,

@@ -27,13 +27,7 @@ from guiapp.core.project import Project
 from guiapp.core.train.evaluate import split_text
 from guiapp.core.train.experiment_spec import SINGLE_TRIAL
 from guiapp.core.train.metrics import run_plot_choices
-from guiapp.ui.background import BackgroundCalls
-from guiapp.ui.dialogs.predict_dialog import PredictDialog
-from guiapp.ui.jobs.cli_job import format_eta, format_rate
-from guiapp.ui.pages.base import SP, Page
-from guiapp.ui.pages.runs.evaluation_pane import EvaluationPane
-from guiapp.ui.pages.runs.run_export import RunExport
-from guiapp.ui.pages.runs.run_files import (
+from guiapp.core.train.run_files import (
     cell_rows,
     checkpoint_text,
     class_rows,
@@ -41,6 +35,12 @@ from guiapp.ui.pages.runs.run_files import (
     predictions_file,
     read_run,
 )
+from guiapp.ui.background import BackgroundCalls
+from guiapp.ui.dialogs.predict_dialog import PredictDialog
+from guiapp.ui.jobs.cli_job import format_eta, format_rate
+from guiapp.ui.pages.base import SP, Page
+from guiapp.ui.pages.runs.evaluation_pane import EvaluationPane
+from guiapp.ui.pages.runs.run_export import RunExport
 from guiapp.ui.pages.runs.runs_list import RunsList
 from guiapp.ui.widgets.layouts import column, splitter
 from guiapp.ui.widgets.outputs import (

@@ -200,4 +200,5 @@ def class_rows(data: str, config: dict[str, Any], true_class: int) -> np.ndarray
         if not len(rows):
             return rows
         labels = ds.read_labels(int(rows[0]), int(rows[-1]) + 1)
-    return rows[labels[rows - rows[0]] == true_class]
+    picked: np.ndarray = rows[labels[rows - rows[0]] == true_class]
+    return picked
