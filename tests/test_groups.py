@@ -306,3 +306,66 @@ def test_check_validates_the_columns(noise8: Path, tmp_path: Path) -> None:
         del f["meta/group"]
     r = guiapp("check", copy)
     assert r.returncode == 2 and "column 'group' is missing" in r.stderr and str(shard) in r.stderr
+
+
+def test_packed_copies_fill_units_from_any_offset() -> None:
+    from guiapp.core.generate.packing import packed_copies, packed_order
+
+    kept = packed_copies(1000, 100, 3, 1024)  # 24 rows to the unit's end, then 76
+    assert kept.tolist() == [3] * 8 + [3] * 25 + [1] and kept.sum() == 100
+    order = packed_order(np.random.default_rng(0), 1000, 100, 1024)
+    assert sorted(order[:24].tolist()) == list(range(24))  # rows stay in their unit
+    assert sorted(order[24:].tolist()) == list(range(24, 100))
+
+
+def test_packed_copies_split_by_whole_blocks(tmp_path: Path) -> None:
+    """Copies that do not divide a unit (3 of 1,024) are packed whole into units, and a
+    grouped split of enough units assigns whole units: every block it reads is whole, no
+    group crosses splits, and the reader reads exactly the split's rows."""
+    from guiapp.core.pipeline import BatchPipeline
+    from guiapp.core.pipeline.group_split import dataset_assignment, describe_split, split_mask
+
+    out = tmp_path / "k.h5"
+    aug = json.dumps({"copies": 3, "ops": [{"op": "mutate", "rate": 0.01}]})
+    r = guiapp(
+        "generate", out, "--generator", "kmer1d", "--n", 70_000, "--seed", 2,
+        "--shard-rows", 30_000, "--augment", aug,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    with Dataset(out) as ds:
+        assert ds.group_blocks == 1024
+        g = read_column(ds, "group")
+        x_all, y_all = ds.read_range(0, len(ds))
+        ids, inv, sizes = np.unique(g, return_inverse=True, return_counts=True)
+        unit = np.arange(len(g)) // 1024
+        lo = np.full(len(ids), 10**9)
+        hi = np.zeros(len(ids), np.int64)
+        np.minimum.at(lo, inv, unit)
+        np.maximum.at(hi, inv, unit)
+        assert (lo == hi).all()  # no group crosses a unit (nor a shard of 30,000 rows)
+        assert set(sizes.tolist()) <= {1, 2, 3} and np.mean(sizes == 3) > 0.99
+        assert all(len(set(y_all[inv == i].tolist())) == 1 for i in range(0, len(ids), 997))
+        for splits in (SplitSpec(val=0.1, seed=3), SplitSpec(folds=5, fold=2, seed=3)):
+            a = dataset_assignment(ds, splits)
+            assert a is not None and a.by_atoms and len(a.atom_sizes) == 69
+            codes = a.row_codes()
+            per_group = np.zeros((len(ids), 3), bool)
+            per_group[inv, codes] = True
+            assert per_group.sum(axis=1).max() == 1  # every group in one split
+            assert (
+                abs(np.count_nonzero(codes == 1) - 0.1 * len(g) * (2 if splits.folds else 1))
+                <= 1024
+            )
+            assert describe_split(ds, splits)["atoms"] == 69
+            for block_rows in (512, 1024):
+                mask = split_mask(ds, splits, "train")
+                assert mask is not None
+                plan = ReadPlan(rows=len(g), batch_size=64, block_rows=block_rows,
+                                split="train", splits=splits, row_mask=mask)  # fmt: skip
+                assert plan.whole_blocks
+            pipe = BatchPipeline(ds, batch_size=500, split="val", splits=splits,
+                                 row_mask=split_mask(ds, splits, "val"))  # fmt: skip
+            got = np.concatenate([xb.copy() for xb, _ in pipe.numpy_batches(0)])
+            want = x_all[codes == 1]
+            key = lambda a: np.lexsort(a.T)  # noqa: E731
+            assert np.array_equal(got[key(got)], want[key(want)])

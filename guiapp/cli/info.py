@@ -55,7 +55,12 @@ def cmd_info(args: argparse.Namespace) -> int:
         + ("" if info["complete"] else "  (unfinished: only committed rows are shown)"),
         f"sample      {shape} {info['dtype']}",
         f"layout      {info['layout']}, {info['shards']} shard(s) of {info['shard_capacity']:,} rows, "
-        f"{info['sealed_shards']} sealed, compression {info['compression']}",
+        f"{info['sealed_shards']} sealed, compression {info['compression']}"
+        + (
+            f", groups packed in units of {info['group_blocks']:,} rows"
+            if info["group_blocks"]
+            else ""
+        ),
         f"size        {human_bytes(info['data_bytes'])} of rows, {human_bytes(info['size_on_disk'])} on disk",
         (
             f"values      mean {v['mean']:.4g}, std {v['std']:.4g}, min {v['min']:.4g}, max {v['max']:.4g}"

@@ -187,6 +187,7 @@ class GenerationJob:
                 provenance=prov,
                 created=str(prov["created"]),
                 columns=cfg.columns,
+                group_blocks=cfg.group_blocks,
             )
             self._write_index()
             self.sink.emit("started", path=str(path), config=cfg.to_json(), plan=plan.to_json())

@@ -23,6 +23,7 @@ from ..errors import OptionError, UserError, check_seed, nonfinite_generated
 from ..store.format import SAMPLE_DTYPES, row_nbytes
 from ..units import human_bytes
 from . import kmer1d, patterns2d, user
+from .packing import GROUP_BLOCK_ROWS, packed_copies, packed_order
 
 BUILTIN = {"patterns2d": patterns2d, "kmer1d": kmer1d}
 #: The genomes source (``core/genomes``): rows cut from FASTA/FASTQ files, not drawn.
@@ -66,6 +67,9 @@ class GenConfig:
     #: Rows carry a group (``store/columns.py``): the augmented copies of one source
     #: sample share its group; a user generator returning ``(x, y, groups)`` names its own.
     groups: bool = False
+    #: Augmented copies are packed into units of this many rows (``packing.py``); 0: drawn
+    #: freely (configs planned before the packed layout, user and genome groups).
+    group_blocks: int = 0
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -88,6 +92,8 @@ class GenConfig:
             out["on_nonfinite"] = self.on_nonfinite
         if self.groups:  # (likewise)
             out["groups"] = True
+        if self.group_blocks:
+            out["group_blocks"] = self.group_blocks
         return out
 
     @property
@@ -124,6 +130,7 @@ class GenConfig:
             file_sha256=d["file_sha256"],
             on_nonfinite=str(d.get("on_nonfinite", "error")),
             groups=bool(d.get("groups", False)),
+            group_blocks=int(d.get("group_blocks", 0)),
         )
 
     @property
@@ -226,8 +233,10 @@ def resolve_config(
     if augment is not None:
         augment = Augmenter(augment, shape, dtype).spec
     groups = bool(augment and int(augment.get("copies", 1)) > 1)
-    if is_file:
-        groups = groups or user.returns_groups(str(file), params)
+    own_groups = is_file and user.returns_groups(str(file), params)
+    # Copies that are their sample's group are packed into whole units (``packing.py``).
+    group_blocks = GROUP_BLOCK_ROWS if groups and not own_groups else 0
+    groups = groups or own_groups
     cap = shard_rows or default_capacity(shape, np.dtype(dtype))
     if cap < 1:
         raise UserError(f"--shard-rows {cap}: give a positive number of rows per shard")
@@ -246,6 +255,7 @@ def resolve_config(
         file_sha256=digest,
         on_nonfinite=on_nonfinite,
         groups=groups,
+        group_blocks=group_blocks,
     )
 
 
@@ -366,12 +376,14 @@ class Source:
         return x, y, None
 
     def batch(
-        self, rng: np.random.Generator, n: int, first_source: int = 0
+        self, rng: np.random.Generator, n: int, first_source: int = 0, at: int = 0
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """``n`` finished rows and, when the config has groups, each row's group (its source
-        sample ``first_source + i``, or the user's group). :attr:`sources` says how many
-        source samples the call drew."""
+        """``n`` finished rows (the dataset's rows ``at..at+n``) and, when the config has
+        groups, each row's group (its source sample ``first_source + i``, or the user's
+        group). :attr:`sources` says how many source samples the call drew."""
         copies = self.aug.copies if self.aug is not None else 1
+        if self.cfg.group_blocks and copies > 1:
+            return self._packed(rng, n, first_source, at, copies)
         m = -(-n // copies)
         x, y, g = self._generate(rng, m, first_source)
         self.sources = m
@@ -385,6 +397,22 @@ class Source:
         x = self.aug.apply(rng, x)
         keep = rng.permutation(len(x))[:n]
         return x[keep].astype(self.dtype, copy=False), y[keep], None if g is None else g[keep]
+
+    def _packed(
+        self, rng: np.random.Generator, n: int, first_source: int, at: int, copies: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``batch`` in the packed layout (``packing.py``): each unit of rows holds its
+        samples' copies whole (one sample may keep fewer), shuffled inside the unit."""
+        assert self.aug is not None
+        unit = self.cfg.group_blocks
+        kept = packed_copies(at, n, copies, unit)
+        m = len(kept)
+        x, y, _ = self._generate(rng, m, first_source)
+        self.sources = m
+        g = np.repeat(first_source + np.arange(m, dtype=np.int64), kept)
+        x = self.aug.apply(rng, np.repeat(x, kept, axis=0))
+        order = packed_order(rng, at, n, unit)
+        return x[order].astype(self.dtype, copy=False), np.repeat(y, kept)[order], g[order]
 
     @property
     def where(self) -> str:
@@ -417,7 +445,10 @@ class Source:
             done, self.skipped, sources = start.rows, start.skipped, start.sources
         self._rng, self._done, self._sources = rng, done, sources
         while done < rows:
-            x, y, g = self.batch(rng, min(chunk, rows - done), (k << GROUP_SHIFT) + sources)
+            x, y, g = self.batch(
+                rng, min(chunk, rows - done), (k << GROUP_SHIFT) + sources,
+                k * cfg.shard_rows + done,
+            )  # fmt: skip
             sources += self.sources
             self._sources = sources
             bad = nonfinite_rows(x)

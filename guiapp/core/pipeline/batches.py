@@ -106,7 +106,7 @@ class BatchPipeline:
         self.threads = default_reader_threads() if threads is None else max(1, threads)
         self.prefetch = max(1, prefetch)  # batches tf.data keeps ready
         self.reader = WindowReader(self.ds, use_pread=use_pread, pool_buffers=6 + 2 * self.threads)
-        if row_mask is not None:  # a grouped split's plan is compiled: not on the first batch
+        if not self.plan.whole_blocks:  # a grouped split's plan is compiled: not on the first batch
             from .. import jit
 
             if jit.available():

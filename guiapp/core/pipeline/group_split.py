@@ -18,6 +18,13 @@ the training groups whose position in a second seeded order is below the fractio
 
 The result is a boolean mask per row that ``ReadPlan`` reads through: blocks stay the unit
 of reading; a block holds the rows of its split that the mask selects.
+
+A dataset written in the packed layout (``generate/packing.py``: rows of a group never
+cross a multiple of ``group_blocks`` rows) is split by *atoms* instead: runs of whole units
+that no group crosses (``unit_atoms``), placed by the same steps as groups. Every block of
+such a split is then whole (selected entirely or not at all), so ``ReadPlan`` reads it like
+a split by blocks; the split still keeps every group whole. Atoms are used when there are
+at least :data:`MIN_ATOMS` of them; smaller datasets are split group by group.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ from .read_plan import SplitSpec, block_uniform
 SPLIT_BY = ("groups", "rows")
 #: Above this many groups x classes, a group's class is its first row's (not the majority).
 MAJORITY_CELLS = 50_000_000
+#: A packed dataset is split by atoms (whole units) when it has at least this many.
+MIN_ATOMS = 64
 
 
 @dataclass
@@ -47,6 +56,14 @@ class GroupAssignment:
     codes: np.ndarray
     row_group: np.ndarray
     seed: int
+    #: Split by atoms (``unit_atoms``): per group its atom, and the atoms' rows and classes.
+    atom_of: np.ndarray | None = None
+    atom_sizes: np.ndarray | None = None
+    atom_classes: np.ndarray | None = None
+
+    @property
+    def by_atoms(self) -> bool:
+        return self.atom_of is not None
 
     def row_codes(self) -> np.ndarray:
         return np.asarray(self.codes[self.row_group])
@@ -57,11 +74,17 @@ class GroupAssignment:
         if fraction >= 1.0:
             return keep
         train = self.codes == 0
-        h = block_uniform(self.ids, self.seed, 4)
-        q = _positions(self.sizes, self.classes, h, train)
-        kept = q < fraction
-        if train.any() and not kept[train].any():
-            kept[np.flatnonzero(train)[np.argmin(q[train])]] = True
+        if self.atom_of is not None:
+            assert self.atom_sizes is not None and self.atom_classes is not None
+            n = len(self.atom_sizes)
+            atom_train = np.zeros(n, bool)
+            atom_train[self.atom_of[train]] = True
+            kept_atoms = _fraction(
+                self.atom_sizes, self.atom_classes, np.arange(n), atom_train, self.seed, fraction
+            )
+            keep[train] = kept_atoms[self.atom_of[train]]
+            return keep
+        kept = _fraction(self.sizes, self.classes, self.ids, train, self.seed, fraction)
         keep[train] = kept[train]
         return keep
 
@@ -84,6 +107,23 @@ class GroupAssignment:
             out["groups"][name] = int(np.count_nonzero(sel))
             out["rows"][name] = int(self.sizes[sel].sum())
         return out
+
+
+def _fraction(
+    sizes: np.ndarray,
+    classes: np.ndarray,
+    ids: np.ndarray,
+    train: np.ndarray,
+    seed: int,
+    fraction: float,
+) -> np.ndarray:
+    """Per unit (group or atom) of ``train``: kept in the data fraction (at least one)."""
+    h = block_uniform(ids, seed, 4)
+    q = _positions(sizes, classes, h, train)
+    kept = q < fraction
+    if train.any() and not kept[train].any():
+        kept[np.flatnonzero(train)[np.argmin(q[train])]] = True
+    return np.asarray(kept)
 
 
 def _positions(
@@ -112,21 +152,11 @@ def _positions(
     return out
 
 
-def assign_groups(groups: np.ndarray, labels: np.ndarray, splits: SplitSpec) -> GroupAssignment:
-    """Each group's split (for ``splits.fold`` of ``splits.folds``), whole groups only."""
-    ids, row_group, sizes = np.unique(groups, return_inverse=True, return_counts=True)
-    labels = np.asarray(labels, np.int64)
-    k = int(labels.max()) + 1 if len(labels) else 1
-    if len(ids) * k <= MAJORITY_CELLS:
-        counts = np.bincount(row_group * k + labels, minlength=len(ids) * k).reshape(-1, k)
-        classes = counts.argmax(axis=1)
-    else:
-        classes = np.zeros(len(ids), np.int64)
-        classes[row_group[::-1]] = labels[::-1]  # the first row's label wins
-    h = block_uniform(ids, splits.seed, 3)
-    everyone = np.ones(len(ids), bool)
+def _codes(sizes: np.ndarray, classes: np.ndarray, h: np.ndarray, splits: SplitSpec) -> np.ndarray:
+    """Per unit (group or atom): its split code, 0 train, 1 val, 2 test."""
+    everyone = np.ones(len(sizes), bool)
     pos = _positions(sizes, classes, h, everyone)
-    codes = np.zeros(len(ids), np.int8)
+    codes = np.zeros(len(sizes), np.int8)
     test = pos < splits.test
     codes[test] = 2
     rest = ~test
@@ -136,6 +166,64 @@ def assign_groups(groups: np.ndarray, labels: np.ndarray, splits: SplitSpec) -> 
         codes[rest & (fold == splits.fold)] = 1
     elif splits.val > 0:
         codes[rest & (q < splits.val / (1.0 - splits.test))] = 1
+    return codes
+
+
+def unit_atoms(row_group: np.ndarray, first_row: np.ndarray, unit: int) -> np.ndarray:
+    """Per group, its atom: atoms are runs of units of ``unit`` rows (a unit: rows
+    ``[u * unit, (u + 1) * unit)``) that no group crosses, numbered from 0 in row order.
+
+    ``first_row`` is each group's first row. A group whose rows all lie in its first row's
+    unit joins nothing; a group reaching further joins every unit up to its last row's.
+    """
+    n = len(row_group)
+    units = -(-n // unit) if n else 0
+    first_unit = first_row // unit
+    rows = np.arange(n, dtype=np.int64)
+    away = np.flatnonzero(rows // unit != first_unit[row_group])  # rows outside their unit
+    last_unit = first_unit.copy()
+    np.maximum.at(last_unit, row_group[away], away // unit)
+    span = np.flatnonzero(last_unit > first_unit)
+    cover = np.zeros(units + 1, np.int64)
+    np.add.at(cover, first_unit[span] + 1, 1)
+    np.add.at(cover, last_unit[span] + 1, -1)
+    joined = np.cumsum(cover)[:units] > 0  # unit u belongs to unit u - 1's atom
+    atom_of_unit = np.cumsum(~joined) - 1
+    return np.asarray(atom_of_unit[first_unit])
+
+
+def assign_groups(
+    groups: np.ndarray, labels: np.ndarray, splits: SplitSpec, unit: int = 0
+) -> GroupAssignment:
+    """Each group's split (for ``splits.fold`` of ``splits.folds``), whole groups only;
+    by atoms of units of ``unit`` rows when the rows are packed so (``unit_atoms``) and
+    there are at least :data:`MIN_ATOMS` atoms."""
+    ids, first, row_group, sizes = np.unique(
+        groups, return_index=True, return_inverse=True, return_counts=True
+    )
+    row_group = row_group.reshape(-1)
+    labels = np.asarray(labels, np.int64)
+    k = int(labels.max()) + 1 if len(labels) else 1
+    if len(ids) * k <= MAJORITY_CELLS:
+        counts = np.bincount(row_group * k + labels, minlength=len(ids) * k).reshape(-1, k)
+        classes = counts.argmax(axis=1)
+    else:
+        classes = np.zeros(len(ids), np.int64)
+        classes[row_group[::-1]] = labels[::-1]  # the first row's label wins
+    atoms = unit_atoms(row_group, first, unit) if unit and len(groups) else None
+    if atoms is not None and int(atoms.max()) + 1 >= MIN_ATOMS:
+        n = int(atoms.max()) + 1
+        atom_sizes = np.bincount(atoms, weights=sizes, minlength=n).astype(np.int64)
+        row_atom = atoms[row_group]
+        per = np.bincount(row_atom * k + labels, minlength=n * k).reshape(-1, k)
+        atom_classes = per.argmax(axis=1)
+        h = block_uniform(np.arange(n, dtype=np.int64), splits.seed, 3)
+        codes = _codes(atom_sizes, atom_classes, h, splits)[atoms]
+        return GroupAssignment(
+            ids, sizes, classes, codes, row_group, splits.seed, atoms, atom_sizes, atom_classes
+        )
+    h = block_uniform(ids, splits.seed, 3)
+    codes = _codes(sizes, classes, h, splits)
     return GroupAssignment(ids, sizes, classes, codes, row_group, splits.seed)
 
 
@@ -156,7 +244,7 @@ def dataset_assignment(ds: Any, splits: SplitSpec) -> GroupAssignment | None:
     if got is None:
         groups = read_groups(ds)
         assert groups is not None
-        got = assign_groups(groups, ds.read_labels(), splits)
+        got = assign_groups(groups, ds.read_labels(), splits, ds.group_blocks)
         with _LOCK:
             _CACHE[key] = got
             while len(_CACHE) > 4:
@@ -187,10 +275,14 @@ def describe_split(
     rows), the rows of each split (train after its fraction; by rows only with
     ``block_rows``, the run's) and with groups the groups of each."""
     got = dataset_assignment(ds, splits) if split_by == "groups" else None
+    out: dict[str, Any]
     if got is not None:
-        return {"by": "groups", "total_groups": int(len(got.ids)), **got.summary(fraction)}
+        out = {"by": "groups", "total_groups": int(len(got.ids)), **got.summary(fraction)}
+        if got.atom_sizes is not None:  # whole units of packed rows (``unit_atoms``)
+            out["atoms"] = int(len(got.atom_sizes))
+        return out
     if split_by == "rows":
-        out: dict[str, Any] = {"by": "rows", "note": "rows: groups may cross splits"}
+        out = {"by": "rows", "note": "rows: groups may cross splits"}
     else:
         out = {"by": "rows", "note": "the dataset has no groups: each row is its own group"}
     if block_rows:

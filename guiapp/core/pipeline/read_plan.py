@@ -183,6 +183,16 @@ class ReadPlan:
         starts = np.arange(0, self.rows, self.block_rows)
         return np.add.reduceat(self.row_mask.astype(np.int64), starts)
 
+    @cached_property
+    def whole_blocks(self) -> bool:
+        """With a row mask: every block is selected whole or not at all (a grouped split of
+        packed rows, ``group_split.unit_atoms``), so windows are planned as without one."""
+        if self.row_mask is None:
+            return True
+        full = np.minimum(self.block_rows, self.rows - np.arange(0, self.rows, self.block_rows))
+        counts = self._mask_counts
+        return bool(np.all((counts == 0) | (counts == full)))
+
     def block_lengths(self, blocks: np.ndarray) -> np.ndarray:
         """Rows each block gives this plan (its selected rows, with a row mask)."""
         if self.row_mask is not None:
@@ -289,7 +299,7 @@ class EpochPlan:
         return got
 
     def _window_runs(self, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if self.plan.row_mask is not None:
+        if not self.plan.whole_blocks:
             return self._masked_window_runs(w)
         blocks, lengths = self.window_blocks(w)
         c = self.plan.chunk_rows

@@ -153,6 +153,8 @@ class Dataset:
                 self.columns: dict[str, np.dtype] = check_columns(
                     json.loads(_text(a.get("columns", "{}")))
                 )
+                #: Rows of a group never cross a multiple of this many rows (0: no promise).
+                self.group_blocks = int(a.get("group_blocks", 0))
                 table, files = read_manifest(f, len(self.class_names))
             except (KeyError, ValueError, TypeError) as exc:
                 raise DatasetError(
@@ -478,6 +480,7 @@ class Dataset:
             "provenance": self.provenance,
             "statistics": self.statistics,
             "columns": {k: dtype_text(v) for k, v in self.columns.items()},
+            "group_blocks": self.group_blocks,
         }
 
     def close(self) -> None:

@@ -71,6 +71,9 @@ class DatasetHeader:
     statistics: dict[str, Any] = field(default_factory=dict)
     #: Per-row columns, name -> dtype text (``columns.py``): ``group`` and kept fields.
     columns: dict[str, str] = field(default_factory=dict)
+    #: Rows of a group never cross a multiple of this many rows (``generate/packing.py``);
+    #: 0: no such promise.
+    group_blocks: int = 0
 
     def to_attrs(self, manifest: list[dict[str, Any]] | None, complete: bool) -> dict[str, Any]:
         """The index's attributes; ``manifest`` None: the table form (no ``shards`` JSON)."""
@@ -92,6 +95,8 @@ class DatasetHeader:
         }
         if self.columns:
             attrs["columns"] = json.dumps(self.columns)
+        if self.group_blocks:
+            attrs["group_blocks"] = np.int64(self.group_blocks)
         if manifest is not None:
             attrs["shards"] = json.dumps(manifest)
         return attrs
