@@ -3,13 +3,13 @@
 A spec is ``{"name", "input": {"shape", "dtype"}, "layers": [...], "loss", "optimizer",
 "metrics", "mixed_precision", "seed"}``. ``validate``/``check_spec``/``summarize`` and the
 registries import neither TensorFlow nor Keras (the GUI calls them on each edit);
-``build_model``, ``compile_parts`` and ``compile_model`` import Keras when called.
+``build_model`` and ``compile_parts`` import Keras when called.
 """
 
 from __future__ import annotations
 
 from .build import build_model, layer_seed
-from .compile_parts import compile_model, compile_parts
+from .compile_parts import compile_parts
 from .errors import ModelSpecError, SpecError
 from .files import dumps_spec, load_spec, save_spec, spec_from_argument
 from .registry import default_layer, layer_params, layer_types
@@ -37,7 +37,6 @@ __all__ = [
     "SummaryRow",
     "build_model",
     "check_spec",
-    "compile_model",
     "compile_parts",
     "default_layer",
     "dumps_spec",

@@ -1,7 +1,7 @@
 """The loss, optimizer (with its learning-rate schedule) and metrics of a spec, as Keras objects.
 
-``compile_parts`` serves a custom training loop (GradientTape under ``strategy.run``);
-``compile_model`` is the same for ``model.compile``. Keras is imported inside the functions.
+``compile_parts`` serves a custom training loop (GradientTape under ``strategy.run``) and
+``model.compile`` alike. Keras is imported inside the functions.
 Create them inside ``strategy.scope()`` when training under a distribution strategy.
 """
 
@@ -92,10 +92,3 @@ def compile_parts(spec: Any) -> tuple[Any, Any, list[Any]]:
     Raises ``ModelSpecError`` when the spec has errors.
     """
     return parts_of(check_spec(spec))
-
-
-def compile_model(model: Any, spec: Any) -> Any:
-    """``model.compile`` with the spec's loss, optimizer and metrics; returns ``model``."""
-    loss, optimizer, metrics = parts_of(check_spec(spec))
-    model.compile(optimizer=optimizer, loss=loss, metrics=metrics)
-    return model
