@@ -275,7 +275,7 @@ def test_same_bytes_for_two_workers_and_after_sigkill_then_resume(
 def test_fastq_reads_as_they_are_and_tiling(tmp_path: Path) -> None:
     """``reads``: one row per FASTQ read, a short one padded with token 0 or left out;
     ``tiling``: one row per stride (two with both strands), tokens of the bases there."""
-    from guiapp.core.generate.spec import Source
+    from guiapp.core.generate.source import Source
 
     reads = ["ACGTACGTACGTAC", "ACGTAC", "GGGGCCCCAAAATTTTGG"]  # rows need 10 + 4 bases
     fq = "".join(f"@r{i}\n{s}\n+\n{'I' * len(s)}\n" for i, s in enumerate(reads))

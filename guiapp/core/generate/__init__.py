@@ -9,7 +9,8 @@ See docs/GENERATION.md for the generators' parameters and the augmentation spec.
 from ..augment.offline import Augmenter, load_spec
 from .job import GenerationJob, events_log_path, generate, plan_generation
 from .job_plan import Plan
-from .spec import BUILTIN, GenConfig, Source, resolve_config
+from .source import Source
+from .spec import BUILTIN, GenConfig, resolve_config
 
 __all__ = [
     "BUILTIN",

@@ -19,7 +19,8 @@ from ..errors import DatasetError, UserError, nonfinite_generated
 from ..store.format import LABEL_DTYPE, row_nbytes, shard_dir, shard_relpath
 from ..store.shard_meta import ShardMeta, read_shard_meta
 from .resume import resumable_point
-from .spec import GenConfig, Source, nonfinite_rows
+from .source import Source, nonfinite_rows
+from .spec import GenConfig
 
 SHARD_OVERHEAD_BYTES = 32768  # HDF5 headers, attributes and statistics of one shard
 

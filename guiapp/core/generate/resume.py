@@ -17,7 +17,7 @@ from ..store import ShardWriter
 from ..store.commit_sums import verified_rows
 from ..store.format import X
 from ..store.stats import GenStats
-from .spec import ShardResume
+from .source import ShardResume
 
 __all__ = ["GEN_COMMIT_ROWS", "RESUME_ATTR", "ShardResume", "checkpoint", "resumable_point"]
 

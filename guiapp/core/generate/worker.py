@@ -30,7 +30,8 @@ from ..store.format import shard_relpath
 from ..store.lock import DatasetLock
 from ..store.stats import GenStats
 from .resume import GEN_COMMIT_ROWS, RESUME_ATTR, ShardResume, checkpoint, resumable_point
-from .spec import GenConfig, Source
+from .source import Source
+from .spec import GenConfig
 
 SKIPPED_ATTR = "nonfinite_skipped"  # rows with NaN/Inf a shard's generator dropped (skip)
 
