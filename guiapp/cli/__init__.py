@@ -127,6 +127,13 @@ def parsed_names(parser: argparse.ArgumentParser) -> set[str]:
     return set()
 
 
+def events_on_stdout(argv: Sequence[str]) -> bool:
+    """``--events -`` is among the arguments (the events go to stdout, as JSON lines)."""
+    return "--events=-" in argv or any(
+        a == "--events" and b == "-" for a, b in zip(argv, argv[1:], strict=False)
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -136,6 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return int(args.func(args))
     except UserError as exc:
+        if events_on_stdout(argv):  # the GUI reads the error's fields, not the line
+            from ..core.events import report_failure
+
+            report_failure(exc)
         sys.stderr.write(f"guiapp: error: {exc}\n")
         return 2
     except (Cancelled, KeyboardInterrupt):

@@ -117,7 +117,7 @@ class _HumanProgress:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from ..core.errors import UserError, check_writable_output
+    from ..core.errors import DatasetError, UserError, check_writable_output
     from ..core.events import CancelToken, EventSink
     from ..core.generate import events_log_path, generate, plan_generation
     from ..core.generate.job import plan_does_not_fit
@@ -138,6 +138,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     token = CancelToken()
     token.install_signal_handlers()
     token.watch_stdin()
+    existed = out.exists()
     folder = out.absolute().parent
     made = [p for p in (folder, *folder.parents) if not p.exists()]  # deepest first
     folder.mkdir(parents=True, exist_ok=True)
@@ -154,9 +155,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
             resume=args.resume,
             overwrite=args.overwrite,
         )
-    except UserError:
+    except UserError as exc:
         for p in made:  # a refused job leaves no empty folders of its own behind
             with contextlib.suppress(OSError):
                 p.rmdir()
+        if (
+            isinstance(exc, DatasetError)
+            and existed
+            and Path(exc.path).absolute() == out.absolute()
+        ):
+            # the output was there before: refused, or not resumable, it is --overwrite's
+            raise exc.concerning("--overwrite", args.overwrite) from None
         raise
     return 0

@@ -196,10 +196,17 @@ def check_before_tensorflow(cfg: Any) -> None:
 
     check_writable_output(cfg.out, folder=False)  # a read-only disk: before TensorFlow too
     if not Path(cfg.data).exists():
-        raise FileError(cfg.data, "does not exist", "Give a dataset NAME.h5 or a file to predict")
+        raise FileError(
+            cfg.data,
+            "does not exist",
+            "Give a dataset NAME.h5 or a file to predict",
+            option="--data",
+        )
     if cfg.split != "all" and source.run_dir is None:
         raise UserError(
-            f"--split {cfg.split}: a bare model file has no splits; give its run folder, or --split all"
+            f"--split {cfg.split}: a bare model file has no splits; give its run folder, or --split all",
+            option="--split",
+            value=cfg.split,
         )
     from ..core.predict.job import check_aggregate_field, check_file_fields, is_dataset
     from ..core.store import Dataset

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import UserError, disk_error
+from ..core.errors import UserError, disk_error, problems_error
 from ..core.logs import divert_native_stderr
 
 #: TrainConfig fields set by an option of the same name (dashes for underscores)
@@ -142,7 +142,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     spec = build_spec(args)
     problems = spec.check()
     if problems:
-        raise UserError("; ".join(problems))
+        raise problems_error(problems)
     with run_lock(spec, args):
         return _train(spec, args)
 
@@ -363,7 +363,9 @@ def check_before_tensorflow(spec: Any, *, resume: bool = False, restart: bool = 
                 preflight.check_model_against_data(t.config.model, ds)
                 preflight.check_augment_fits(t.config, ds)
             except UserError as exc:
-                raise UserError(str(exc) if len(trials) == 1 else f"trial {t.id}: {exc}") from None
+                raise exc.restated(
+                    str(exc) if len(trials) == 1 else f"trial {t.id}: {exc}"
+                ) from None
     if len(trials) == 1:
         preflight.check_run_folder(trials[0].config, resume=resume, restart=restart)
     elif resume and restart:

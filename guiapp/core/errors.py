@@ -20,45 +20,134 @@ from typing import Any
 
 
 class UserError(Exception):
-    """Bad input or usage: the message says what is wrong, where, and how to fix it."""
+    """Bad input or usage: the message says what is wrong, where, and how to fix it.
+
+    Besides its one-line ``message`` an error carries fields that a program can act on
+    without reading the text (docs/ERRORS.md, "The failed event"): ``option``, the CLI
+    option (``"--on-error"``) or request field the problem concerns, so a dialog can put
+    the user on its control; ``value``, what was given; ``problem`` and ``fix``, the two
+    halves of the message. All are optional; none changes the message.
+    """
 
     exit_code = 2
 
-    def __init__(self, message: str) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        option: str | None = None,
+        value: Any = None,
+        problem: str | None = None,
+        fix: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
+        self.option = option
+        self.value = value
+        self.problem = problem
+        self.fix = fix or None
 
     def __str__(self) -> str:
         return self.message
 
+    def fields(self) -> dict[str, Any]:
+        """The error as a ``failed`` event's fields: message, option, value, problem, fix
+        (JSON values; None where the raise site gave none)."""
+        value = self.value
+        if value is not None and not isinstance(value, (str, int, float, bool)):
+            value = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+        return {
+            "message": self.message,
+            "option": self.option,
+            "value": value,
+            "problem": self.problem,
+            "fix": self.fix,
+        }
+
+    def concerning(self, option: str, value: Any = None) -> UserError:
+        """This error, now naming ``option`` (and ``value``) unless it named one already:
+        for a caller that knows which option led to a problem found deeper down."""
+        if self.option is None:
+            self.option = option
+            if value is not None and self.value is None:
+                self.value = value
+        return self
+
+    def restated(self, message: str) -> UserError:
+        """A plain UserError with another message (a prefix added) and the same fields."""
+        return UserError(
+            message, option=self.option, value=self.value, problem=self.problem, fix=self.fix
+        )
+
+
+class Problem(str):
+    """One problem found by a check that returns text (a config's ``check()`` list): the
+    text itself, plus the fields of :class:`UserError` for :func:`problems_error`."""
+
+    option: str | None
+    value: Any
+    fix: str | None
+
+    def __new__(
+        cls, text: str, *, option: str | None = None, value: Any = None, fix: str | None = None
+    ) -> Problem:
+        self = super().__new__(cls, text)
+        self.option, self.value, self.fix = option, value, fix
+        return self
+
+
+def problems_error(problems: Sequence[str]) -> UserError:
+    """One error for a list of problems, ``"; "``-joined; it names the option of the
+    first :class:`Problem` that names one (a dialog points at that control first)."""
+    first = next((p for p in problems if isinstance(p, Problem) and p.option), None)
+    if first is None:
+        return UserError("; ".join(problems))
+    one = len(problems) == 1
+    return UserError(
+        "; ".join(problems),
+        option=first.option,
+        value=first.value,
+        fix=first.fix if one else None,
+    )
+
 
 class OptionError(UserError):
     """A command-line option (or its training-config key) with a value that cannot work:
-    ``"--<name> <value>: <problem>; <fix>"``."""
+    ``"--<name> <value>: <problem>; <fix>"``; its ``option`` is ``"--<name>"``."""
 
     def __init__(self, name: str, value: Any, problem: str, fix: str = "") -> None:
-        self.option = name
-        self.value = value
         shown = value if isinstance(value, str) else repr(value)
         text = f"--{name} {shown}: {problem}"
         if fix:
             text += f"; {fix}"
-        super().__init__(text)
+        super().__init__(text, option=f"--{name}", value=value, problem=problem, fix=fix)
 
 
 class FileError(UserError):
-    """A file that cannot be used as it is: ``"<path>: <problem><separator><fix>"``."""
+    """A file that cannot be used as it is: ``"<path>: <problem><separator><fix>"``. With
+    ``option`` (the option that gave the path, ``"--out"``), its value is the path."""
 
     separator = ". "
 
-    def __init__(self, path: str | os.PathLike[str], problem: str, fix: str = "") -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        problem: str,
+        fix: str = "",
+        *,
+        option: str | None = None,
+    ) -> None:
         self.path = os.fspath(path)
-        self.problem = problem
-        self.fix = fix
         text = f"{self.path}: {problem}"
         if fix:
             text += f"{self.separator}{fix}"
-        super().__init__(text)
+        super().__init__(
+            text,
+            option=option,
+            value=self.path if option else None,
+            problem=problem,
+            fix=fix,
+        )
 
 
 class DatasetError(FileError):
@@ -170,7 +259,15 @@ def not_enough_space(folder: str | os.PathLike[str], needed: int, free: int, fix
 
 
 def unwritable_output(path: str | os.PathLike[str], why: str, option: str = "--out") -> UserError:
-    return FileError(path, f"cannot be written ({why})", f"Choose another {option}")
+    return FileError(
+        path, f"cannot be written ({why})", f"Choose another {option}", option=_flag(option)
+    )
+
+
+def _flag(option: str) -> str | None:
+    """``option`` as an error's field when it is a flag (``--out``), not words of a
+    message (``output path``)."""
+    return option if option.startswith("--") else None
 
 
 def check_writable_output(
@@ -185,12 +282,17 @@ def check_writable_output(
                 q,
                 f"is a symbolic link to {os.readlink(q)}, which does not exist",
                 f"Create what it points to, remove the link, or choose another {option}",
+                option=_flag(option),
             )
     if p.exists():
         if folder and not p.is_dir():
-            raise FileError(p, "is a file, not a folder", f"Give a folder as {option}")
+            raise FileError(
+                p, "is a file, not a folder", f"Give a folder as {option}", option=_flag(option)
+            )
         if not folder and p.is_dir():
-            raise FileError(p, "is a folder", f"Give a file name like NAME.h5 as {option}")
+            raise FileError(
+                p, "is a folder", f"Give a file name like NAME.h5 as {option}", option=_flag(option)
+            )
     top = p if folder and p.is_dir() else p.parent
     while not top.exists() and top != top.parent:
         top = top.parent
@@ -237,10 +339,17 @@ def nonfinite_values(path: str | os.PathLike[str], count: int, first: str = "") 
 
 
 def nonfinite_generated(where: str, count: int, rows: int, first: str) -> UserError:
-    return UserError(
-        f"{where}: produced {count} NaN/Inf value(s) in {rows} rows, first at "
-        f"{first}. Fix the generator, or pass --on-nonfinite skip (with --overwrite) to drop "
+    problem = f"produced {count} NaN/Inf value(s) in {rows} rows, first at {first}"
+    fix = (
+        "Fix the generator, or pass --on-nonfinite skip (with --overwrite) to drop "
         "such rows, counted in the dataset's provenance"
+    )
+    return UserError(
+        f"{where}: {problem}. {fix}",
+        option="--on-nonfinite",
+        value="abort",
+        problem=problem,
+        fix=fix,
     )
 
 
@@ -257,12 +366,16 @@ def run_exists(run: str | os.PathLike[str]) -> FileError:
         run,
         "a run already exists there",
         "Resume it with --resume, start it again with --restart, or choose another --out",
+        option="--out",
     )
 
 
 def nothing_to_resume(run: str | os.PathLike[str]) -> FileError:
     return FileError(
-        run, "there is no run to resume here (no config.json)", "Start it without --resume"
+        run,
+        "there is no run to resume here (no config.json)",
+        "Start it without --resume",
+        option="--resume",
     )
 
 
@@ -271,13 +384,16 @@ def run_settings_differ(run: str | os.PathLike[str], differences: Sequence[str])
         run,
         "this run was started with other data, model or settings (" + "; ".join(differences) + ")",
         "Resume it with the same options, start it again with --restart, or choose another --out",
+        option="--restart",
     )
 
 
 def checkpoint_damaged(
     path: str | os.PathLike[str], why: str, run: str | os.PathLike[str]
 ) -> FileError:
-    return FileError(path, f"the checkpoint is damaged ({why})", restart_fix(run))
+    return FileError(
+        path, f"the checkpoint is damaged ({why})", restart_fix(run), option="--restart"
+    )
 
 
 def not_a_run_folder(run: str | os.PathLike[str], restart: bool = True) -> FileError:
@@ -286,6 +402,7 @@ def not_a_run_folder(run: str | os.PathLike[str], restart: bool = True) -> FileE
         run,
         f"holds files but is not a run folder (no config.json), so {then}",
         "Choose another --out (an empty or new folder)",
+        option="--out",
     )
 
 

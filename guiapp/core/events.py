@@ -7,6 +7,12 @@ CLI with QProcess and reads the same lines.
 Event kinds: ``started`` (resolved config), ``progress`` (done, total, rows_per_s, eta_s,
 ...), ``log``, ``finished``, ``stopped``, ``failed``; training adds ``batch``, ``epoch``,
 ``checkpoint`` and ``evaluation``.
+
+A ``failed`` event for bad input carries the :class:`~.errors.UserError`'s fields
+(``message``, ``option``, ``value``, ``problem``, ``fix``): a job that emits ``failed``
+while it handles the error gets them added (:meth:`EventSink.emit`), and the CLI emits one
+itself for an error that no job reported (:func:`report_failure`). :class:`Failure` reads
+them back, for the GUI.
 """
 
 from __future__ import annotations
@@ -22,11 +28,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import Cancelled
+from .errors import Cancelled, UserError
+
+#: The fields of a ``failed`` event that say what failed (docs/ERRORS.md).
+FAILURE_FIELDS = ("message", "option", "value", "problem", "fix")
+
+#: ``id()`` of each stream that has carried a ``failed`` event in this process: the CLI
+#: emits its own only where no job did (:func:`report_failure`).
+_failed_streams: set[int] = set()
 
 
 class EventSink:
-    """Writes each event as one JSON line to a stream and/or appends it to a log file."""
+    """Writes each event as one JSON line to a stream and/or appends it to a log file.
+
+    ``explain_failure``, when set, is called with the :class:`UserError` behind a
+    ``failed`` event before its fields are read: the CLI layer that knows which option led
+    to an error raised deeper down names it there (:meth:`UserError.concerning`).
+    """
 
     def __init__(
         self, stream: IO[str] | None = None, log_path: str | os.PathLike[str] | None = None
@@ -35,8 +53,14 @@ class EventSink:
         self.log_path = Path(log_path) if log_path else None
         self._lock = threading.Lock()
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
+        self.explain_failure: Callable[[UserError], None] | None = None
 
     def emit(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Write one event. A ``failed`` event emitted while a :class:`UserError` is being
+        handled (in its ``except`` block) and saying its message gets the error's fields
+        (message, option, value, problem, fix) where it does not give them itself."""
+        if kind == "failed":
+            fields = self._failure(fields)
         event = {"event": kind, "time": round(time.time(), 3), **fields}
         line = json.dumps(_finite(event), default=_jsonable, allow_nan=False) + "\n"
         with self._lock:
@@ -44,6 +68,8 @@ class EventSink:
                 try:
                     self.stream.write(line)
                     self.stream.flush()
+                    if kind == "failed":
+                        _failed_streams.add(id(self.stream))
                 except (BrokenPipeError, ValueError):
                     self.stream = None  # the reader went away; keep working, keep the log
             if self.log_path is not None:
@@ -52,6 +78,79 @@ class EventSink:
         for listener in self.listeners:
             listener(event)
         return event
+
+    def _failure(self, fields: dict[str, Any]) -> dict[str, Any]:
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, UserError):
+            return fields
+        said = fields.get("message", fields.get("reason"))
+        if said is not None and said != str(exc):
+            return fields  # another error's event (a disk error raised for an OSError)
+        if self.explain_failure is not None:
+            self.explain_failure(exc)
+        return {**exc.fields(), **fields}
+
+
+def report_failure(exc: UserError, stream: IO[str] | None = None) -> None:
+    """The ``failed`` event for ``exc`` on ``stream`` (stdout), unless a job has already
+    written one there: the CLI's last word for a command run with ``--events -`` that ends
+    with exit code 2. Its ``message`` is the line the CLI prints on stderr."""
+    stream = sys.stdout if stream is None else stream
+    if id(stream) in _failed_streams:
+        return
+    EventSink(stream).emit("failed", **exc.fields())
+
+
+class Failure:
+    """A failed job as the GUI reads it: the one-line ``message`` and, where the job's
+    ``failed`` event carried them, the error's ``option``, ``value``, ``problem`` and
+    ``fix`` (docs/ERRORS.md). Built from the event, never by reading the message."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        option: str | None = None,
+        value: Any = None,
+        problem: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.message = message
+        self.option = option or None
+        self.value = value
+        self.problem = problem or None
+        self.fix = fix or None
+
+    @classmethod
+    def of_error(cls, exc: UserError) -> Failure:
+        """The failure of an error raised in this process (a form's own checks)."""
+        return cls(**exc.fields())
+
+    @classmethod
+    def of_event(cls, event: dict[str, Any], message: str = "") -> Failure:
+        """The failure a ``failed`` event describes; ``message`` when it has none."""
+        text = event.get("message") or event.get("reason") or message
+        return cls(
+            str(text or ""),
+            option=_text(event.get("option")),
+            value=event.get("value"),
+            problem=_text(event.get("problem")),
+            fix=_text(event.get("fix")),
+        )
+
+    def what(self) -> str:
+        """The message without its fix: what went wrong, and where."""
+        text = self.message.strip()
+        if self.fix and text.endswith(self.fix):
+            text = text[: -len(self.fix)].rstrip().rstrip(".;:,").rstrip()
+        return text
+
+    def __repr__(self) -> str:
+        return f"Failure({self.message!r}, option={self.option!r})"
+
+
+def _text(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
 
 
 def _jsonable(v: Any) -> Any:

@@ -15,6 +15,7 @@ from guiapp.ui.dialogs.generate_dialog import GenerateDialog
 from guiapp.ui.dialogs.import_dialog import ImportDialog
 from guiapp.ui.main_window import MainWindow
 from guiapp.ui.pages.datasets.datasets_page import DatasetsPage
+from guiapp.ui.widgets.failure_controls import MARK
 
 
 @pytest.fixture
@@ -61,6 +62,17 @@ def test_generate_dialog_end_to_end(window: MainWindow, qtbot, tmp_path: Path) -
     assert window.is_modified() and window.windowTitle().startswith("Demo*")
     assert window.project.datasets[0].path == tmp_path / "data" / "gen.h5"
     assert window.jobs_panel.table.item(0, 1).text() == "done"
+
+    again = page.open_generate_dialog()  # the same output again: refused, --overwrite's
+    again.output.set_path(tmp_path / "data" / "gen.h5")
+    job = again.start()
+    assert job is not None
+    qtbot.waitUntil(lambda: job.status == "failed", timeout=30_000)
+    assert (job.last_event["option"], job.last_event["value"]) == ("--overwrite", False)
+    dialog = page.open_generate_dialog()  # the next dialog focuses the option's control
+    assert dialog.focusWidget() is dialog.overwrite and dialog.overwrite.property(MARK)
+    assert "already exists" in dialog.message.text()
+    dialog.reject()
 
 
 def test_generate_dialog_kmer_parameters_form(window: MainWindow) -> None:

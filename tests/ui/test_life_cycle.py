@@ -19,6 +19,7 @@ from guiapp.core.store import Dataset
 from guiapp.ui.close_guard import STOP_AND_QUIT
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.main_window import MainWindow
+from guiapp.ui.widgets.failure_controls import MARK
 
 LONG = 120_000
 BIG = ["--n", "3000000", "--shape", "8x8", "--shard-rows", "100000", "--seed", "2"]
@@ -143,6 +144,12 @@ def test_failed_import_opens_the_error_panel_in_the_dialogs_words_with_its_log(
     assert "bad.csv:4" in error.what.text() and "not an integer" in error.what.text()
     assert "“On a bad row” to skip in the Import dialog" in error.fix.text()
     assert "--on-error" not in error.fix.text() + error.what.text()
+    # the failed event names the option; the Import dialog opened next focuses its control
+    assert (job.last_event["option"], job.last_event["value"]) == ("--on-error", "abort")
+    dialog = window.page("Datasets").open_import_dialog()  # type: ignore[attr-defined]
+    assert dialog.focusWidget() is dialog.on_error and dialog.on_error.property(MARK)
+    assert "bad.csv:4" in dialog.message.text()
+    dialog.reject()
     error.log_button.click()
     log = panel.log_dialogs[-1]
     assert log.isVisible() and "bad.csv:4" in log.text.toPlainText()  # type: ignore[attr-defined]

@@ -9,6 +9,7 @@ import pytest
 from conftest import open_project
 
 from guiapp.ui.dialogs.job_log import JobLogDialog
+from guiapp.ui.widgets.failure_controls import MARK
 
 LONG = 120_000
 
@@ -32,6 +33,10 @@ def test_a_failed_run_shows_the_error_panel_with_its_message_and_log(
     assert panel.title.text().startswith("Training run ") and panel.title.text().endswith("failed")
     assert "97" in panel.what.text()  # the CLI's own line, whole
     assert panel.fix.text().startswith("What to do:")
+    # the failed event names the option; the form focuses its control
+    assert (job.last_event["option"], job.last_event["value"]) == ("--devices", "gpu:97")
+    devices = training.form.devices
+    assert window.focusWidget() is devices and devices.property(MARK)
     assert window.statusBar().currentMessage().startswith("Training failed: ")
     assert "see the log" not in window.statusBar().currentMessage()  # the message itself
     assert window.project.runs[-1]["status"] == "failed"

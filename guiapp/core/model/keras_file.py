@@ -29,6 +29,7 @@ def damaged(path: str | os.PathLike[str], why: str) -> FileError:
         path,
         f"the model file is damaged ({why})",
         "Train the run again (--restart), or use its other model file (--which best/last)",
+        option="--which",
     )
 
 

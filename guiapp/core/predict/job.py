@@ -244,7 +244,13 @@ def open_input(
     if is_dataset(data):
         return Dataset(data)
     if cfg.split != "all":
-        raise UserError(f"--split {cfg.split}: a file has no splits; use --split all")
+        raise UserError(
+            f"--split {cfg.split}: a file has no splits; use --split all",
+            option="--split",
+            value=cfg.split,
+            problem="a file has no splits",
+            fix="use --split all",
+        )
     names = cfg.class_names or source.class_names
     if not names:
         raise UserError(
@@ -416,6 +422,7 @@ def _create_or_resume(path: Path, spec: TableSpec, rows: RowRanges, overwrite: b
                 path,
                 "holds predictions of another model, dataset or setting",
                 "Pass --overwrite to replace it, or choose another --out",
+                option="--out",
             )
     create_table(path, spec, rows)
     return False

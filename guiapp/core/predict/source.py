@@ -111,7 +111,9 @@ def split_plan(ds: Dataset, source: ModelSource, split: str, batch: int) -> Read
         raise UserError(f"--split {split}: use one of {', '.join(SPLITS)}")
     if split != "all" and source.run_dir is None:
         raise UserError(
-            f"--split {split}: a bare model file has no splits; give its run folder, or --split all"
+            f"--split {split}: a bare model file has no splits; give its run folder, or --split all",
+            option="--split",
+            value=split,
         )
     cfg = source.train_config()
     splits = source.split_spec() if source.run_dir else SplitSpec()

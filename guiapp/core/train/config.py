@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from ..errors import SEED_MAX, TOO_DEEP, OptionError, UserError, json_problem
+from ..errors import SEED_MAX, TOO_DEEP, OptionError, Problem, UserError, json_problem
 
 
 @dataclass
@@ -185,7 +185,8 @@ def _at_least(name: str, least: int, fix: str) -> Callable[[TrainConfig], str | 
         v = getattr(cfg, name)
         if _is_int(v) and v >= least:
             return None
-        return str(OptionError(name.replace("_", "-"), v, f"must be an integer >= {least}", fix))
+        e = OptionError(name.replace("_", "-"), v, f"must be an integer >= {least}", fix)
+        return Problem(str(e), option=e.option, value=v, fix=fix)
 
     check.__name__ = f"check_{name}"
     return check
@@ -194,8 +195,11 @@ def _at_least(name: str, least: int, fix: str) -> Callable[[TrainConfig], str | 
 def check_fractions(cfg: TrainConfig) -> str | None:
     if 0 <= cfg.val < 1 and 0 <= cfg.test < 1 and cfg.val + cfg.test < 1:
         return None
-    return (
-        f"--val {cfg.val} --test {cfg.test}: fractions must be >= 0 and sum below 1; e.g. --val 0.1"
+    return Problem(
+        f"--val {cfg.val} --test {cfg.test}: fractions must be >= 0 and sum below 1; e.g. --val 0.1",
+        option="--val",
+        value=cfg.val,
+        fix="e.g. --val 0.1",
     )
 
 
@@ -250,7 +254,12 @@ def check_early_stopping(cfg: TrainConfig) -> str | None:
     if not _is_int(cfg.early_stopping) or cfg.early_stopping < 0:
         return f"--early-stopping {cfg.early_stopping}: use 0 (off) or a patience in epochs"
     if cfg.early_stopping and cfg.validation_split() is None:
-        return "--early-stopping needs a validation split: give --val, --test or --folds"
+        return Problem(
+            "--early-stopping needs a validation split: give --val, --test or --folds",
+            option="--val",
+            value=cfg.val,
+            fix="give --val, --test or --folds",
+        )
     return None
 
 
@@ -278,7 +287,12 @@ def check_devices(cfg: TrainConfig) -> str | None:
     digits = kind in ("cpu", "gpu") and all(p.strip().isdigit() for p in parts)
     if digits and (kind == "gpu" or int(rest) >= 1):
         return None
-    return f"--devices {cfg.devices}: use auto, cpu, cpu:N (N >= 1), gpu or gpu:0,1"
+    return Problem(
+        f"--devices {cfg.devices}: use auto, cpu, cpu:N (N >= 1), gpu or gpu:0,1",
+        option="--devices",
+        value=cfg.devices,
+        fix="use auto, cpu, cpu:N (N >= 1), gpu or gpu:0,1",
+    )
 
 
 CHECKS: list[Callable[[TrainConfig], str | None]] = [

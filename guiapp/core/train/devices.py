@@ -113,6 +113,14 @@ def one_device(tf: Any, name: str) -> Any:
 
 
 def _configure_local(tf: Any, devices: str) -> list[str]:
+    """The local devices ``devices`` names; an error here concerns ``--devices``."""
+    try:
+        return _local_devices(tf, devices)
+    except UserError as exc:
+        raise exc.concerning("--devices", devices) from None
+
+
+def _local_devices(tf: Any, devices: str) -> list[str]:
     spec = (devices or "auto").strip().lower()
     gpus = tf.config.list_physical_devices("GPU")
     if spec == "auto":

@@ -18,7 +18,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
+from ..errors import UserError, problems_error
 from ..events import CancelToken, EventSink
 from .devices import Devices
 from .experiment_spec import ExperimentSpec, Trial
@@ -61,7 +61,7 @@ def run_experiment(
     """Run (or resume) the experiment; ``trial``: only that one (a parallel child)."""
     problems = spec.check()
     if problems:
-        raise UserError("; ".join(problems))
+        raise problems_error(problems)
     trials = spec.trials()
     single = len(trials) == 1
     chief = spec.base.worker_index == 0 if spec.base.cluster else True

@@ -35,12 +35,20 @@ def check_model_against_data(spec: dict[str, Any], ds: store.Dataset) -> None:
     )
     if problems:
         text = "; ".join(str(p) for p in problems)
-        raise UserError(f"the model does not fit {ds.path}: {text}")
+        raise UserError(f"the model does not fit {ds.path}: {text}", option="--model")
     check_data_ready(ds)
 
 
 def check_data_ready(ds: store.Dataset) -> None:
-    """Rows to train on, no job writing them, every shard sealed, finite statistics."""
+    """Rows to train on, no job writing them, every shard sealed, finite statistics; an
+    error here concerns the dataset option, ``--data``."""
+    try:
+        _check_data_ready(ds)
+    except UserError as exc:
+        raise exc.concerning("--data", str(ds.path)) from None
+
+
+def _check_data_ready(ds: store.Dataset) -> None:
     if len(ds) == 0:
         raise errors.no_rows(ds.path)
     if writer_active(ds.path):

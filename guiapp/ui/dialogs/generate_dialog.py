@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from guiapp.core.events import Failure
 from guiapp.core.generate import kmer1d, patterns2d
 from guiapp.core.generate.spec import BUILTIN_DEFAULTS
 from guiapp.core.genomes import source as genomes
@@ -46,6 +47,7 @@ from guiapp.core.store.format import SAMPLE_DTYPES
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob, format_eta
 from guiapp.ui.widgets.augment_form import PREVIEW_ROWS, OfflineAugmentForm
+from guiapp.ui.widgets.failure_controls import clear_mark, point_at
 from guiapp.ui.widgets.form_fields import FileField, parse_count
 from guiapp.ui.widgets.form_state import form_values, set_form_values
 from guiapp.ui.widgets.layouts import wrapping_label
@@ -78,6 +80,20 @@ class GenerateDialog(QDialog):
     """Collects a ``guiapp generate`` command; ``job_ready(job, out)`` when the user starts it."""
 
     job_ready = Signal(object, object)
+    #: The control that sets each ``guiapp generate`` option: a failed generation's (or
+    #: plan's) option is marked and focused there (:meth:`show_failure`).
+    CONTROLS: ClassVar[dict[str, str]] = {
+        "out": "output",
+        "--generator": "generator",
+        "--n": "rows",
+        "--classes": "classes",
+        "--shape": "shape",
+        "--dtype": "dtype",
+        "--seed": "seed",
+        "--workers": "workers",
+        "--manifest": "manifest",
+        "--overwrite": "overwrite",
+    }
 
     def __init__(self, data_folder: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -535,9 +551,22 @@ class GenerateDialog(QDialog):
         self.plan_button.setEnabled(True)
         if not ok:
             self.plan_label.setText("No plan.")
-            self.show_message(message, error=True)
+            job = self.plan_job
+            failure = job.failure if job is not None else None
+            self.show_failure(failure if failure is not None else Failure(message))
+
+    def show_failure(self, failure: Failure) -> QWidget | None:
+        """A failed generation (or plan) of this form: its message under the form, and
+        the control of the option it concerns marked and focused (None: no control)."""
+        self.show_message(failure.message, error=True)
+        widget = point_at(self, self.CONTROLS, failure)
+        if widget is not None and self.tabs.currentIndex() != 0:
+            self.tabs.setCurrentIndex(0)  # the options' controls are on the first tab
+            widget.setFocus()
+        return widget
 
     def start(self) -> CliJob | None:
+        clear_mark(self, self.CONTROLS)
         args = self.validate()
         if args is None or not self._user_file_approved():
             return None

@@ -10,7 +10,7 @@ many, and the first reasons.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
@@ -34,10 +34,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from guiapp.core.events import Failure
 from guiapp.core.importers.preview import TEXT_FORMATS, PreviewRow, guess_format, preview
 from guiapp.core.importers.sources import FORMATS
 from guiapp.core.store.format import SAMPLE_DTYPES
 from guiapp.ui.jobs.cli_job import CliJob
+from guiapp.ui.widgets.failure_controls import clear_mark, point_at
 from guiapp.ui.widgets.form_fields import FileField
 from guiapp.ui.widgets.form_state import form_values, set_form_values
 from guiapp.ui.widgets.layouts import PROBLEM_COLOR
@@ -74,6 +76,26 @@ class ImportDialog(QDialog):
 
     job_ready = Signal(object, object)
     PREVIEW_COLUMNS = ("Line", "Label", "Data", "Length", "Problem", "Group and kept fields")
+    #: The control that sets each ``guiapp import`` option: a failed import's option
+    #: (its ``failed`` event's) is marked and focused there (:meth:`show_failure`).
+    CONTROLS: ClassVar[dict[str, str]] = {
+        "src": "source",
+        "--out": "output",
+        "--format": "format",
+        "--label-field": "label_field",
+        "--data-field": "data_field",
+        "--delimiter": "delimiter",
+        "--group-field": "group_field",
+        "--keep-fields": "keep_fields",
+        "--length": "length",
+        "--pad": "pad",
+        "--truncate": "truncate",
+        "--dtype": "dtype",
+        "--class-names": "class_names",
+        "--on-error": "on_error",
+        "--seed": "seed",
+        "--overwrite": "overwrite",
+    }
 
     def __init__(self, data_folder: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -343,7 +365,15 @@ class ImportDialog(QDialog):
     def _keep_fields(self) -> list[str]:
         return [k.strip() for k in self.keep_fields.text().split(",") if k.strip()]
 
+    def show_failure(self, failure: Failure) -> QWidget | None:
+        """A failed import of this form: its message under the form, and the control of
+        the option it concerns marked and focused (None: it names no control here)."""
+        self.message.setText(failure.message)
+        self.message.setStyleSheet(f"color: {PROBLEM_COLOR};")
+        return point_at(self, self.CONTROLS, failure)
+
     def start(self) -> CliJob | None:
+        clear_mark(self, self.CONTROLS)
         try:
             args = self.cli_args()
         except ValueError as exc:

@@ -10,7 +10,7 @@ and offers to open the result in the Browser (``open_in_browser``) or to save it
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyqtgraph as pg
@@ -36,6 +36,7 @@ from guiapp.core.predict import PredictionTable
 from guiapp.core.predict.output import write_csv
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
+from guiapp.ui.widgets.failure_controls import clear_mark, point_at
 from guiapp.ui.widgets.form_fields import FileField
 from guiapp.ui.widgets.outputs import (
     export_folder,
@@ -68,6 +69,17 @@ class PredictDialog(QDialog):
 
     job_ready = Signal(object)
     open_in_browser = Signal(object, str, str, str)
+    #: The control that sets each ``guiapp predict`` option: a failed prediction's option
+    #: is marked and focused there.
+    CONTROLS: ClassVar[dict[str, str]] = {
+        "--model": "run",
+        "--which": "which",
+        "--data": "data",
+        "--out": "out",
+        "--split": "split",
+        "--top-k": "top_k",
+        "--rc-average": "rc_average",
+    }
 
     def __init__(
         self,
@@ -192,6 +204,7 @@ class PredictDialog(QDialog):
         return args + (["--probs"] if self.probs.isChecked() else [])
 
     def start(self) -> CliJob | None:
+        clear_mark(self, self.CONTROLS)
         try:
             args = self.cli_args()
         except ValueError as exc:
@@ -229,6 +242,8 @@ class PredictDialog(QDialog):
         self.stop_button.setEnabled(False)
         if not ok:
             self.message.setText(f"Predict {message}. Start again to continue where it stopped.")
+            if self.job is not None and self.job.failure is not None:
+                point_at(self, self.CONTROLS, self.job.failure)  # the option's control
             return
         self.show_summary(self.summary)
 

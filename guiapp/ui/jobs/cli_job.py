@@ -16,6 +16,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
+from guiapp.core.events import Failure
+
 # the one formatter of rows/s and durations (kept importable here for the pages that use it)
 from guiapp.ui.widgets.formatting import format_duration as format_eta
 from guiapp.ui.widgets.formatting import format_rate
@@ -131,6 +133,9 @@ class CliJob(QObject):
         self.working_dir = working_dir
         self.status = "new"
         self.message = ""
+        #: a failed job's error: its message and, where its ``failed`` event carried them,
+        #: the option it concerns, the value, the problem and the fix (docs/ERRORS.md)
+        self.failure: Failure | None = None
         self.output = ""
         self.stderr = ""
         self.last_event: dict[str, Any] = {}
@@ -178,6 +183,7 @@ class CliJob(QObject):
             raise RuntimeError(f"job {self.name!r} is already running")
         self.stop_requested = False
         self.message = self.output = self.stderr = ""
+        self.failure = None
         self.last_event, self.started_event = {}, {}
         self.trials, self.trial_index = 0, 0
         self.log.append("$ " + " ".join(self.argv()))
@@ -300,7 +306,8 @@ class CliJob(QObject):
                 else ""
             )
             message = message or error_line(self.stderr) or f"exited with code {exit_code}"
-            self._finish("failed", message)
+            event = self.last_event if last == "failed" else {}
+            self._finish("failed", message, Failure.of_event(event, message))
         elif last == "stopped" or exit_code == 130:
             self._finish("stopped", "stopped")
         elif crashed:
@@ -311,11 +318,13 @@ class CliJob(QObject):
         else:
             self._finish("finished", "done")
 
-    def _finish(self, status: str, message: str) -> None:
+    def _finish(self, status: str, message: str, failure: Failure | None = None) -> None:
         if self.status != "running":
             return
         self._kill_timer.stop()
         self.message = message
+        if status == "failed":
+            self.failure = failure if failure is not None else Failure(message)
         if self.stderr.strip():
             self.log.extend(self.stderr.rstrip().splitlines()[-200:])
         self.log.append(f"{status}: {message}")

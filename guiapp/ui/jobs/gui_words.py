@@ -1,78 +1,72 @@
-"""A failed job's message in the GUI's own words: the CLI's flags become the controls.
+"""A failed job's fix in the GUI's own words: the option its error names becomes a control.
 
 The CLI's messages name their fix as a flag (``pass --on-error skip``); a person who
 started the job from a dialog needs the control instead ("set On a bad row to skip in
-the Import dialog"). :func:`fix_in_gui_words` rewrites the known flags; :func:`explain`
-splits a one-line message into what went wrong and what to do.
+the Import dialog"). The job's ``failed`` event names the option its error concerns
+(:class:`~guiapp.core.events.Failure`, docs/ERRORS.md), so the words are looked up by
+that option, never found by reading the message: :func:`explain` gives (what went wrong,
+what to do) for a failure.
 """
 
 from __future__ import annotations
 
-import re
+from guiapp.core.events import Failure
 
-#: (pattern of the CLI's words, the GUI's words); the first match wins, all are applied
-FLAG_WORDS: tuple[tuple[str, str], ...] = (
-    (
-        r"(pass|use|add) --on-error skip( to leave bad rows out)?",
-        "set “On a bad row” to skip in the Import dialog to leave bad rows out",
-    ),
-    (
-        r"[Pp]ass --resume to finish it or --overwrite to replace it",
+#: The fix in the GUI's words for a failure that names an option, by ``"COMMAND OPTION"``
+#: first (the same flag can mean another control in another job), then by ``OPTION``.
+FIX_WORDS: dict[str, str] = {
+    "--on-error": "set “On a bad row” to skip in the Import dialog to leave bad rows out",
+    "generate --overwrite": (
         "Press Resume in the Jobs panel to finish it, or tick “Replace an existing dataset "
-        "at this path” to replace it",
+        "at this path” in the Generate dialog to replace it"
     ),
-    (
-        r"(pass|use|add) --on-nonfinite skip( \(with --overwrite\))?",
-        "choose to skip rows holding NaN/Inf (and tick “Replace an existing dataset”)",
+    "--overwrite": (
+        "Choose another Output, or tick “Replace an existing dataset at this path” to replace it"
     ),
-    (
-        r"re-?run the same (command|'guiapp \w+') with --resume",
-        "press Resume on the job's row in the Jobs panel",
+    "--on-nonfinite": (
+        "Clean the source data; the GUI has no choice to skip rows holding NaN/Inf (the "
+        "CLI's --on-nonfinite skip does)"
     ),
-    (r"[Pp]ass --resume", "press Resume in the Jobs panel"),
-    (r"(pass|use) --overwrite", "tick “Replace an existing dataset at this path”"),
-    (r"pass --length (\d+)", r"set Length to \1 in the Import dialog"),
-    (
-        r"[Pp]ass --data-field NAME or a 0-based column number",
-        "set “Data field” in the Import dialog to the column's name or 0-based number",
+    "--length": "Set Length in the Import dialog to pad or truncate the rows to one length",
+    "--data-field": "Set “Data field” in the Import dialog to the column's name or 0-based number",
+    "--label-field": (
+        "Set “Label field” in the Import dialog to the column's name or 0-based number"
     ),
-    (r"[Pp]ass --label-field NAME", "set “Label field” in the Import dialog"),
-    (r"pass --labels LABELS\.csv", "choose a labels file in the Import dialog"),
-    (r"pass --dtype", "choose a Dtype in the Import dialog"),
-    (r"[Pp]ass --x-key/--y-key", "name the data and label arrays in the Import dialog"),
-    (r"pass --format", "pick the file's format"),
-    (r"use --split all", "choose all rows"),
-    (r"give --val, --test or --folds", "set Validation, Test or k-fold on the Training page"),
-    (r"--restart", "Start (a new run) instead of Resume"),
-)
+    "--labels": "Put the files in one subfolder per class",
+    "--dtype": "Choose a Dtype in the Import dialog",
+    "--x-key": "Name the data and label arrays in the Import dialog",
+    "--format": "Pick the file's format",
+    "predict --split": "Choose all rows as the Split",
+    "--val": "Set Validation, Test or k-fold on the Training page",
+    "--devices": "Choose other Devices on the Training page",
+    "--data": "Choose another dataset, or fix this one on the Datasets page",
+    "--restart": "Start (a new run) instead of Resume",
+    "--resume": "Start (a new run) instead of Resume",
+    "train --out": "Start a new run (it gets a new folder) instead of Resume",
+    "--out": "Choose another Output",
+    "--which": "Choose the run's other Model (best or last), or train the run again",
+}
+
+GENERAL_ADVICE = "Open the log for the details; Resume continues a stopped or failed job."
 
 
-def fix_in_gui_words(text: str) -> str:
-    """``text`` with each known CLI flag replaced by the GUI control that does the same."""
-    for pattern, words in FLAG_WORDS:
-        text = re.sub(pattern, words, text)
-    return text
+def fix_in_gui_words(failure: Failure, command: str = "") -> str | None:
+    """The GUI's words for the fix of ``failure`` (from a ``command`` job), or None when
+    its option (if any) has none."""
+    if failure.option is None:
+        return None
+    return FIX_WORDS.get(f"{command} {failure.option}") or FIX_WORDS.get(failure.option)
 
 
-def explain(message: str) -> tuple[str, str]:
-    """(what went wrong, what to do) for a one-line job message, the fix in GUI words.
+def explain(failure: Failure, command: str = "") -> tuple[str, str]:
+    """(what went wrong, what to do) for a failed job: the message without its fix, and
+    the fix in the GUI's words (its option's), else as the error gave it, else the
+    general advice to read the log."""
+    what = failure.what() or "the job failed without a message"
+    fix = fix_in_gui_words(failure, command) or failure.fix or GENERAL_ADVICE
+    return _sentence(what), _sentence(fix[0].upper() + fix[1:])
 
-    The catalogue's messages end with their fix after the last ``: ``/``. `` sentence; a
-    message without one gets the general advice to read the log.
-    """
-    text = fix_in_gui_words(message.strip())
-    for sep in (". ", "; "):
-        head, found, tail = text.rpartition(sep)
-        if (
-            found
-            and head
-            and re.match(
-                r"^(fix|pass|check|free|use|give|choose|pick|set|"
-                r"press|tick|name|rerun|re-run|remove|update|open|"
-                r"convert|restore|try|start)\b",
-                tail,
-                re.IGNORECASE,
-            )
-        ):
-            return head.rstrip(".") + ".", tail[0].upper() + tail[1:].rstrip(".") + "."
-    return text, "Open the log for the details; Resume continues a stopped or failed job."
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "?", "!")) else text + "."

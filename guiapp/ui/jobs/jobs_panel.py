@@ -228,7 +228,8 @@ class JobsPanel(QDockWidget):
         self.job_ended.emit(job)
         if job.status == "failed":
             self.failed_job = job
-            self.error_panel.show_failure(job.name, message)
+            failure = getattr(job, "failure", None)  # (a followed run has only its line)
+            self.error_panel.show_failure(job.name, message, failure, job.command)
             self.show()
             self.raise_()
         elif self.failed_job is job:  # resumed and done: its failure is over

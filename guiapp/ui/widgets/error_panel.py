@@ -2,8 +2,8 @@
 
 A failure is not a table cell with a tooltip: the panel says which job failed, what went
 wrong (the CLI's one line, whole and selectable), what to do about it (the catalogue's
-fix with its flags turned into the dialogs' controls, :mod:`guiapp.ui.jobs.gui_words`),
-and offers the job's log and a way to dismiss it.
+fix, in the dialogs' words where the job's ``failed`` event names the option it concerns:
+:mod:`guiapp.ui.jobs.gui_words`), and offers the job's log and a way to dismiss it.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from guiapp.core.events import Failure
 from guiapp.ui.jobs.gui_words import explain
 
 STYLE = (
@@ -55,9 +56,14 @@ class ErrorPanel(QFrame):
         row.addLayout(buttons)
         self.hide()
 
-    def show_failure(self, job_name: str, message: str) -> None:
-        """Show that ``job_name`` failed with the one-line ``message``."""
-        what, fix = explain(message or "the job failed without a message")
+    def show_failure(
+        self, job_name: str, message: str, failure: Failure | None = None, command: str = ""
+    ) -> None:
+        """Show that ``job_name`` (a ``command`` job) failed with the one-line ``message``;
+        ``failure``, the fields its ``failed`` event carried (option, fix, ...)."""
+        if failure is None or failure.message != message:
+            failure = Failure(message)
+        what, fix = explain(failure, command)
         self.title.setText(f"{job_name} failed")
         self.what.setText(what)
         self.fix.setText(f"What to do: {fix}")

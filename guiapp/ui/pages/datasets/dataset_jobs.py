@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QMessageBox
 
+from guiapp.core.events import Failure
 from guiapp.core.project import DatasetRef, Project
 from guiapp.ui.jobs.cli_job import CliJob
 
@@ -43,6 +44,9 @@ class DatasetJobs:
     project: Project
     info: dict[str, dict[str, Any]]
     checks: dict[str, str]
+    #: the last failure of each command's dataset job ("import", "generate"), until the
+    #: next one starts: the dialog opened next marks the control of its option
+    failures: dict[str, Failure]
     job_started: Signal
     project_changed: Signal
 
@@ -52,6 +56,8 @@ class DatasetJobs:
         so that an unfinished one can be resumed, after a reopen too."""
         job.working_dir = str(self.project.folder)
         job.finished.connect(lambda ok, _msg, out=out: self._dataset_job_done(ok, Path(out)))
+        job.finished.connect(lambda _ok, _msg, job=job: self._keep_failure(job))
+        self.failures.pop(job.command, None)
         args = [a for a in job.args if a not in ("--resume", "--overwrite")]
         recipe = {"kind": "dataset_job", "path": str(Path(out).absolute()), "name": job.name}
         recipe.update(command=job.command, args=args)
@@ -60,6 +66,10 @@ class DatasetJobs:
         ] + [recipe]
         self.job_started.emit(job)
         job.start()
+
+    def _keep_failure(self, job: CliJob) -> None:
+        if job.failure is not None:
+            self.failures[job.command] = job.failure
 
     def _dataset_job_done(self, ok: bool, out: Path) -> None:
         if ok or out.exists():

@@ -116,6 +116,7 @@ class DatasetsPage(DatasetJobs, Page):
         self._filling = False
         self.import_values: dict[str, Any] = {}  # the last import's form, until one succeeds
         self.generate_values: dict[str, Any] = {}  # the last Generate dialog's form
+        self.failures = {}  # the last failed import and generation (DatasetJobs)
         # Edit > Undo/Redo: adding, removing, renaming and locating the project's datasets
         self.list_history = ListHistory(self, lambda: self.project.datasets, self._changed)
         self.undo_stack = self.list_history.stack
@@ -317,10 +318,13 @@ class DatasetsPage(DatasetJobs, Page):
         dialog.job_ready.connect(self.start_dataset_job)
         dialog.setModal(True)
         dialog.show()
+        if "generate" in self.failures:  # the last one failed: its option's control
+            dialog.show_failure(self.failures["generate"])
         return dialog
 
     def open_import_dialog(self) -> ImportDialog:
-        """The Import dialog; after a failed import it holds what the user had entered."""
+        """The Import dialog; after a failed import it holds what the user had entered,
+        says why it failed and puts the focus on the control of the option it names."""
         dialog = ImportDialog(self.project.folder / "data", self)
         if self.import_values:
             dialog.set_values(self.import_values)
@@ -328,4 +332,6 @@ class DatasetsPage(DatasetJobs, Page):
         dialog.job_ready.connect(self.start_dataset_job)
         dialog.setModal(True)
         dialog.show()
+        if "import" in self.failures:  # the last one failed: its option's control
+            dialog.show_failure(self.failures["import"])
         return dialog

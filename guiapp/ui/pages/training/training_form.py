@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from guiapp.core.errors import UserError
+from guiapp.core.errors import UserError, problems_error
+from guiapp.core.events import Failure
 from guiapp.core.model import fit_template, template_names
 from guiapp.core.project import Project
 from guiapp.core.store import Dataset
@@ -35,6 +36,7 @@ from guiapp.core.train.config import TrainConfig
 from guiapp.core.train.experiment_spec import ExperimentSpec
 from guiapp.ui.pages.training.experiment_fields import ExperimentFields
 from guiapp.ui.widgets.augment_form import PREVIEW_ROWS, OnlineAugmentForm
+from guiapp.ui.widgets.failure_controls import clear_mark, point_at
 
 DEVICES = ("auto", "cpu", "cpu:2", "gpu", "gpu:0", "gpu:0,1")
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cpu:\d+|gpu|gpu:\d+(,\d+)*)$")
@@ -58,6 +60,29 @@ def check_fits(cfg: TrainConfig) -> None:
 
 class TrainingForm(QGroupBox):
     """The form on the left of the Training page."""
+
+    #: The control that sets each ``guiapp train`` option (the spec's field of that
+    #: name): a failed run's (or a refused Start's) option is marked and focused there.
+    CONTROLS: ClassVar[dict[str, str]] = {
+        "--data": "dataset",
+        "--model": "model",
+        "--val": "val",
+        "--folds": "folds",
+        "--test": "test",
+        "--split-by": "split_by",
+        "--batch": "batch",
+        "--epochs": "epochs",
+        "--max-steps": "max_steps",
+        "--devices": "devices",
+        "--augment": "augment_form",
+        "--class-weights": "class_weights",
+        "--out": "name",
+        "--fractions": "experiment.fractions",
+        "--grid": "experiment.grid",
+        "--random": "experiment.random",
+        "--space": "experiment.space",
+        "--early-stopping": "experiment.early_stopping",
+    }
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Run settings", parent)
@@ -202,7 +227,9 @@ class TrainingForm(QGroupBox):
                 try:
                     return dict(fit_template(value, ds.sample_shape, ds.num_classes))
                 except (UserError, ValueError, KeyError) as exc:
-                    raise UserError(f"template {value} cannot fit {ds.path}: {exc}") from None
+                    raise UserError(
+                        f"template {value} cannot fit {ds.path}: {exc}", option="--model"
+                    ) from None
         return dict(project.models[value]["spec"])
 
     def split_config(self) -> TrainConfig | None:
@@ -263,6 +290,14 @@ class TrainingForm(QGroupBox):
         )
         problems = spec.check()
         if problems:
-            raise UserError("; ".join(problems))
+            raise problems_error(problems)
         check_fits(base)
         return spec
+
+    def show_failure(self, failure: Failure) -> QWidget | None:
+        """Mark and focus the control of the option a failed run (or a refused Start)
+        names; None when it names none of this form's."""
+        return point_at(self, self.CONTROLS, failure)
+
+    def clear_failure(self) -> None:
+        clear_mark(self, self.CONTROLS)

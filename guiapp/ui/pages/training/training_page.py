@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from guiapp.core.errors import UserError
+from guiapp.core.events import Failure
 from guiapp.core.project import Project
 from guiapp.core.train.history import RunHistory
 from guiapp.core.train.run_lock import run_active
@@ -329,6 +330,7 @@ class TrainingPage(DetachedRuns, Page):
         )
 
     def start(self) -> CliJob | None:
+        self.form.clear_failure()
         problems = self.form.problems()
         self.refuse("; ".join(problems))
         if problems or self.is_running():
@@ -340,6 +342,7 @@ class TrainingPage(DetachedRuns, Page):
             spec = self.form.experiment_spec(project, run_dir)
         except UserError as exc:
             self.refuse(str(exc))
+            self.form.show_failure(Failure.of_error(exc))  # the control of its option
             return None
         spec.save()
         args = ["--spec", str(spec.path)]
@@ -437,7 +440,11 @@ class TrainingPage(DetachedRuns, Page):
             message = message or str(self.history.end.get("reason") or "")
             text = f"Training failed: {message or 'see the log'}"
             name = self.run.get("name", "") if self.run is not None else ""
-            self.error_panel.show_failure(f"Training run {name}".strip(), message)
+            failure = self.job.failure if self.job is not None else None
+            if failure is None or failure.message != message:
+                failure = Failure(message)  # a followed run's, or a crash's: its line only
+            self.error_panel.show_failure(f"Training run {name}".strip(), message, failure, "train")
+            self.form.show_failure(failure)
         self.notify(text, failed=status == "failed")
         self.run_ended.emit(status, str(self.run["path"]) if self.run else "")
 
