@@ -23,8 +23,16 @@ def test_a_failed_run_shows_the_error_panel_with_its_message_and_log(
     window.set_page(3)
     training = window.page("Training")
     assert training.form.select_model("cnn2d-small")
+    form = training.form
+    form.val.setValue(0.0)  # early stopping without a validation split: refused at Start,
+    form.experiment.early_stopping.setValue(3)  # on the control the error names (--val)
+    assert training.start() is None and "give --val" in training.message.text()
+    assert window.focusWidget() is form.val and form.val.property(MARK)
+    form.val.setValue(0.1)
+    form.experiment.early_stopping.setValue(0)
     training.form.devices.setCurrentText("gpu:97")  # no machine has GPU 97: train fails
     job = training.start()
+    assert not form.val.property(MARK)  # a new Start clears the old mark
     assert job is not None
     qtbot.waitUntil(lambda: job.status == "failed", timeout=LONG)
 
