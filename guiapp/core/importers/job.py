@@ -25,7 +25,7 @@ from ..store import Dataset, remove_dataset, shard_dir
 from . import resume, staging
 from .config import ImportConfig, peek_dtype, storage_dtype
 from .lineage import JobLineage, check_fields
-from .pass1 import Progress, ReadPass
+from .pass1 import JobContext, Progress, ReadPass
 from .pass2 import WritePass
 from .sources import open_source
 from .staging import StagingLock, staging_dir
@@ -74,12 +74,13 @@ class ImportJob:
         self.dtype = storage_dtype(cfg, peek_dtype(self.source))
         self.stage = staging_dir(out)
         self.lock = StagingLock(self.stage)
-        self.progress = Progress(sink)
+        self.context = JobContext(
+            cfg, self.source, self.stage, sink, cancel, Progress(sink), self._checkpoint
+        )
         #: pass 1; after it (or restored from a checkpoint) its result goes to pass 2
         self.read = ReadPass(
-            cfg, self.source, self.dtype, JobLineage(fields, self.stage, Path(cfg.src)),
-            self.stage, sink, cancel, self.progress, self._checkpoint,
-        )  # fmt: skip
+            self.context, self.dtype, JobLineage(fields, self.stage, Path(cfg.src))
+        )
         self._pass1_done: dict[str, Any] | None = None
 
     # -- the job ----------------------------------------------------------------
@@ -214,10 +215,7 @@ class ImportJob:
     def _pass2(self, saved: dict[str, Any] | None) -> dict[str, Any]:
         """Pass 1's result into the staged dataset (from ``saved``, pass 2's checkpoint),
         published."""
-        write = WritePass(
-            self.cfg, self.source, self.stage, self.read.result(), self.read.max_bucket_bytes,
-            self.sink, self.cancel, self.progress, self._checkpoint,
-        )  # fmt: skip
+        write = WritePass(self.context, self.read.result(), self.read.max_bucket_bytes)
         staged = write.run(saved)
         self._publish(staged)
         write.report_done()

@@ -74,6 +74,23 @@ class Progress:
 
 
 @dataclass
+class JobContext:
+    """What the job lends both passes: its options, input, staging folder, events, cancel
+    token and checkpoint writer (``checkpoint(phase, **state)``)."""
+
+    cfg: ImportConfig
+    source: Source
+    stage: Path
+    sink: EventSink
+    cancel: CancelToken
+    progress: Progress
+    checkpoint: Callable[..., None]
+
+    def check(self) -> None:
+        self.cancel.raise_if_cancelled()
+
+
+@dataclass
 class Pass1Result:
     """What pass 1 leaves for pass 2: its counts, labels, lineage, buckets and statistics."""
 
@@ -88,13 +105,10 @@ class ReadPass:
     """Pass 1 of one import. ``run`` reads the input; ``resume.restore_pass1`` puts it
     back to a checkpoint instead; ``result`` hands what it read to pass 2."""
 
-    def __init__(
-        self, cfg: ImportConfig, source: Source, dtype: np.dtype, lineage: JobLineage,
-        stage: Path, sink: EventSink, cancel: CancelToken, progress: Progress,
-        checkpoint: Callable[..., None],
-    ) -> None:  # fmt: skip
-        self.cfg = cfg
-        self.source = source
+    def __init__(self, job: JobContext, dtype: np.dtype, lineage: JobLineage) -> None:
+        cfg = job.cfg
+        self.job = job
+        self.stage = job.stage
         self.dtype = dtype
         self.fit = Fit(
             dtype=dtype,
@@ -106,11 +120,6 @@ class ReadPass:
         self.shaper = Shaper(self.fit)
         self.labels = LabelMap(cfg.class_names)
         self.lineage = lineage
-        self.stage = stage
-        self.sink = sink
-        self.cancel = cancel
-        self.progress = progress
-        self.checkpoint = checkpoint  # the job's: ``checkpoint("pass1", pass1=state)``
         self.budget = int(cfg.memory_mb * 2**20)
         self.max_bucket_bytes = max(1, self.budget // 4)
         self.tally = Tally()
@@ -124,9 +133,6 @@ class ReadPass:
         assert self.scatter is not None and self.stats is not None
         return Pass1Result(self.tally, self.labels, self.lineage, self.scatter, self.stats)
 
-    def _check(self) -> None:
-        self.cancel.raise_if_cancelled()
-
     def _after_chunk(self, position: dict[str, Any]) -> None:
         """Checkpoint pass 1 when the buckets were flushed, or every CHECKPOINT_EVERY_S."""
         sc = self.scatter
@@ -137,22 +143,22 @@ class ReadPass:
             if not flushed:
                 sc.flush()
             self._flushes = sc.flushes
-        self.checkpoint("pass1", pass1=resume.pass1_state(self, position))
+        self.job.checkpoint("pass1", pass1=resume.pass1_state(self, position))
         self._last_checkpoint = time.monotonic()
 
     def run(self, saved: dict[str, Any] | None) -> None:
         """Read the whole input (from the checkpoint ``saved``: ``resume.pass1_state``)."""
-        self.meter = RateMeter(self.source.total_bytes)
+        self.meter = RateMeter(self.job.source.total_bytes)
         position = resume.restore_pass1(self, saved) if saved is not None else {}
         t = self.tally
-        if isinstance(self.source, TextSource):
-            self._read_text(self.source, position)
+        if isinstance(self.job.source, TextSource):
+            self._read_text(self.job.source, position)
         else:
             skip = int(position.get("chunks", 0))
-            for n, chunk in enumerate(self.source.chunks()):
+            for n, chunk in enumerate(self.job.source.chunks()):
                 if n < skip:
                     continue
-                self._check()
+                self.job.check()
                 x, ids, rows = self.parse_chunk(chunk)
                 cols: RowCols | None = None
                 if self.lineage.active:
@@ -164,8 +170,8 @@ class ReadPass:
                 x, ids, cols = self._finite(x, ids, rows, chunk.locate, cols)
                 self._rows(x, ids, len(chunk) + len(chunk.bad), chunk.bytes_done, cols)
                 self._after_chunk({"chunks": n + 1})
-        self.progress.emit("read", self.meter, self.source.total_bytes, t, force=True)
-        if t.nonfinite_rows and self.cfg.on_nonfinite == "abort":
+        self.job.progress.emit("read", self.meter, self.job.source.total_bytes, t, force=True)
+        if t.nonfinite_rows and self.job.cfg.on_nonfinite == "abort":
             raise UserError(
                 f"{', '.join(t.nonfinite_at)}{' ...' if t.nonfinite_rows > len(t.nonfinite_at) else ''}: "
                 f"{t.nonfinite_values} NaN/Inf value(s) in {t.nonfinite_rows} row(s). Clean the "
@@ -173,7 +179,7 @@ class ReadPass:
             )
         if t.rows == 0:
             first = f" (first problem: {t.reports[0]})" if t.reports else ""
-            raise UserError(f"{self.cfg.src}: no usable rows{first}")
+            raise UserError(f"{self.job.cfg.src}: no usable rows{first}")
 
     def _rows(
         self, x: np.ndarray, ids: np.ndarray, records: int, bytes_done: int,
@@ -187,7 +193,7 @@ class ReadPass:
             if self.scatter is None:  # (the serial reader counted this chunk twice here)
                 self._start_scatter(x, t.rows_read + records, bytes_done)
             assert self.scatter is not None and self.stats is not None
-            if not (t.nonfinite_rows and self.cfg.on_nonfinite == "abort"):
+            if not (t.nonfinite_rows and self.job.cfg.on_nonfinite == "abort"):
                 self.stats.update(x)
                 if cols is not None:
                     self.lineage.add(self.scatter, x, ids, cols)
@@ -195,7 +201,7 @@ class ReadPass:
                     self.scatter.add(x, ids)
             t.rows += len(x)
             count_labels(t.label_rows, ids)
-        self.progress.emit("read", self.meter, bytes_done, t)
+        self.job.progress.emit("read", self.meter, bytes_done, t)
 
     def _finite(
         self, x: np.ndarray, ids: np.ndarray, where: np.ndarray, locate: Any,
@@ -218,7 +224,7 @@ class ReadPass:
         return x[~bad], ids[~bad], None if cols is None else cols.take(~bad)
 
     def _read_text(self, src: TextSource, position: dict[str, Any]) -> None:
-        cfg = self.cfg
+        cfg = self.job.cfg
         files = src.files
         names = [display_name(p, src.root) for p in files]
         layouts: dict[str, list[int | None]] = {}
@@ -279,7 +285,7 @@ class ReadPass:
         ):
             self.fit.sample_shape = tuple(res.sample_shape)
         for chunk in cutter.feed(res):
-            self._check()
+            self.job.check()
             self._record_chunk(chunk)
             self._after_chunk(
                 {
@@ -361,7 +367,7 @@ class ReadPass:
         if not errors:
             return
         t = self.tally
-        if self.cfg.on_error == "abort":
+        if self.job.cfg.on_error == "abort":
             _, where, problem = errors[0]
             raise UserError(
                 f"{where}: {problem}. Fix the row, or pass --on-error skip to leave bad rows out"
@@ -371,16 +377,16 @@ class ReadPass:
             if len(t.reports) < MAX_REPORTS:
                 report = f"{where}: {problem}"
                 t.reports.append(report)
-                self.sink.emit("log", level="warning", message=f"skipped {report}")
+                self.job.sink.emit("log", level="warning", message=f"skipped {report}")
 
     def _start_scatter(self, x: np.ndarray, seen: int, bytes_done: int) -> None:
         """Choose the bucket count from the first rows: estimate the whole input's size."""
         shape = tuple(x.shape[1:])
         row_bytes = int(np.prod(shape, dtype=np.int64)) * self.dtype.itemsize + LABEL.itemsize
-        if self.source.total_rows is not None:
-            est_rows = self.source.total_rows
+        if self.job.source.total_rows is not None:
+            est_rows = self.job.source.total_rows
         else:
-            est_rows = int(seen * self.source.total_bytes / max(1, bytes_done)) + 1
+            est_rows = int(seen * self.job.source.total_bytes / max(1, bytes_done)) + 1
         est_bytes = est_rows * row_bytes
         free = shutil.disk_usage(self.stage).free
         need = est_bytes * 1.1
@@ -396,7 +402,7 @@ class ReadPass:
             bucket_count(est_bytes, self.max_bucket_bytes),
             shape,
             self.dtype,
-            np.random.default_rng([self.cfg.seed, 1]),
+            np.random.default_rng([self.job.cfg.seed, 1]),
             flush_bytes=max(1, self.budget // 4),
             columns=self.lineage.bucket_columns(),
         )

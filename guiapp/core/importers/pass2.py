@@ -8,55 +8,39 @@ committed; the job (``job.py``) then publishes the staged dataset.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetError
-from ..events import CancelToken, EventSink, RateMeter
+from ..events import RateMeter
 from ..provenance import versions
 from ..store import Dataset, DatasetWriter
 from ..store.commit_sums import SLOTS, verified_rows
 from ..store.format import shard_relpath
 from ..store.jitsums import use_compiled_sums
-from .config import ImportConfig
-from .pass1 import Pass1Result, Progress
+from .pass1 import JobContext, Pass1Result
 from .shuffle import read_ahead, shuffled_rows
-from .sources import Source
 
 
 class WritePass:
     """Pass 2 of one import: ``run`` writes the staged dataset, ``report_done`` says so."""
 
-    def __init__(
-        self, cfg: ImportConfig, source: Source, stage: Path, read: Pass1Result,
-        max_bucket_bytes: int, sink: EventSink, cancel: CancelToken, progress: Progress,
-        checkpoint: Callable[..., None],
-    ) -> None:  # fmt: skip
-        self.cfg = cfg
-        self.source = source
-        self.stage = stage
+    def __init__(self, job: JobContext, read: Pass1Result, max_bucket_bytes: int) -> None:
+        self.job = job
         self.read = read
         self.max_bucket_bytes = max_bucket_bytes
-        self.sink = sink
-        self.cancel = cancel
-        self.progress = progress
-        self.checkpoint = checkpoint  # the job's: ``checkpoint("pass2", sealed=..., ...)``
         self.label_warning: str | None = None
         self.meter: RateMeter | None = None
         self.rows = 0
 
-    def _check(self) -> None:
-        self.cancel.raise_if_cancelled()
-
     def _provenance(self) -> dict[str, Any]:
-        cfg, t = self.cfg, self.read.tally
+        cfg, t = self.job.cfg, self.read.tally
         lineage = self.read.lineage
         return {
             "importer": cfg.format,
             "source": os.path.abspath(cfg.src),
-            "source_files": len(self.source.files),
-            "source_bytes": self.source.total_bytes,
+            "source_files": len(self.job.source.files),
+            "source_bytes": self.job.source.total_bytes,
             "params": cfg.params(),
             "seed": cfg.seed,
             "versions": versions(),
@@ -81,15 +65,15 @@ class WritePass:
         to when a power cut lost committed rows); the bucket files those rows came from are
         deleted once their shard is sealed, so the temporary space (and the page cache it
         holds) shrinks as the dataset grows."""
-        cfg, t = self.cfg, self.read.tally
+        cfg, t = self.job.cfg, self.read.tally
         use_compiled_sums()  # the shard statistics too (this job has paid numba's start)
         lineage, scatter = self.read.lineage, self.read.scatter
         class_names, remap = self.read.labels.finish()
         self.label_warning = self.read.labels.mixed(t.label_rows)
         if self.label_warning and saved is None:
-            self.sink.emit("log", level="warning", message=self.label_warning)
+            self.job.sink.emit("log", level="warning", message=self.label_warning)
         meter = self.meter = RateMeter(t.rows)
-        staged = self.stage / Path(cfg.out).name
+        staged = self.job.stage / Path(cfg.out).name
         done = 0 if saved is None else int(saved.get("rows", 0))
         if done and not staged.exists():  # (its buckets up to there are deleted)
             raise DatasetError(
@@ -126,7 +110,7 @@ class WritePass:
             retired.append((paths, end_row))
 
         rows = shuffled_rows(
-            scatter, cfg.seed, self.max_bucket_bytes, self._check, skip_rows=done, retire=retire
+            scatter, cfg.seed, self.max_bucket_bytes, self.job.check, skip_rows=done, retire=retire
         )
         if cfg.workers > 1:  # the next bucket read and permuted while this one is written
             rows = read_ahead(rows)
@@ -140,23 +124,23 @@ class WritePass:
                 sealed_rows = writer.shards_done * cap
                 positions = [p for p in positions if p["rows"] > sealed_rows][-SLOTS + 1 :]
                 positions.append(writer.position())
-                self.checkpoint(
+                self.job.checkpoint(
                     "pass2", sealed=writer.shards_done, positions=positions, **writer.position()
                 )
                 for paths, end in [r for r in retired if r[1] <= sealed_rows]:
                     for p in paths:
                         p.unlink(missing_ok=True)
                     retired.remove((paths, end))
-                self.progress.emit("write", meter, writer.rows, t)
-        self._check()
-        self.checkpoint("publish", sealed=writer.shards_done, uuid=writer.header.uuid)
+                self.job.progress.emit("write", meter, writer.rows, t)
+        self.job.check()
+        self.job.checkpoint("publish", sealed=writer.shards_done, uuid=writer.header.uuid)
         self.rows = writer.rows
         return staged
 
     def report_done(self) -> None:
         """The last ``progress`` event, once the dataset is published."""
         assert self.meter is not None
-        self.progress.emit("write", self.meter, self.rows, self.read.tally, force=True)
+        self.job.progress.emit("write", self.meter, self.rows, self.read.tally, force=True)
 
     def _verified_position(
         self, staged: Path, done: int, saved: dict[str, Any], positions: list[dict[str, Any]]
@@ -178,7 +162,7 @@ class WritePass:
         if good == 0 or back:
             at = max(back, key=lambda p: int(p["rows"])) if back else None
             rows = int(at["rows"]) if at else keep * cap
-            self.sink.emit(
+            self.job.sink.emit(
                 "log", level="warning",
                 message=f"{shard.name}: rows {good:,} to {part:,} no longer match the checksums "
                 f"committed with them (a power cut?); the import goes back to row {rows:,} "
