@@ -21,6 +21,7 @@ from guiapp.core.errors import UserError
 from guiapp.core.project import Project, ProjectError
 from guiapp.core.store.dataset import read_info
 from guiapp.ui.jobs.cli_job import CliJob
+from guiapp.ui.pages import DatasetsPage, ModelPage, TrainingPage
 
 TEMPLATE = Path(__file__).resolve().parents[1].parent / "resources" / "demo" / "demo.gproj"
 ROWS = 20_000  # rows of the demo's dataset ($GUIAPP_DEMO_ROWS in tests)
@@ -136,12 +137,12 @@ class DemoBuilder(QObject):
         job = CliJob(f"generate {DATASET} (demo)", "generate", args, resumable=True)
         job.finished.connect(self._after)
         self.jobs.append(job)
-        datasets = self.window.page("Datasets")  # type: ignore[attr-defined]
+        datasets = self.window.page_of(DatasetsPage)  # type: ignore[attr-defined]
         datasets.start_dataset_job(job, data)
 
     def _train(self) -> None:
         self._say("2 of 2, training a short run of a small CNN (progress in the Jobs panel)…")
-        training = self.window.page("Training")  # type: ignore[attr-defined]
+        training = self.window.page_of(TrainingPage)  # type: ignore[attr-defined]
         form = training.form
         form.fill(self.window.project)  # type: ignore[attr-defined]
         at = form.dataset.findText(DATASET)
@@ -170,9 +171,9 @@ class DemoBuilder(QObject):
                 return str(entry.get("name"))
         info = read_info(self._dataset(project))
         spec = fit_template("cnn2d-small", info["sample_shape"], len(info["classes"]))
-        model_page = self.window.page("Model")  # type: ignore[attr-defined]
+        model_page = self.window.page_of(ModelPage)  # type: ignore[attr-defined]
         model_page.add_model(spec, "cnn2d-small")
-        self.window.page("Training").form.fill(project)  # type: ignore[attr-defined]
+        self.window.page_of(TrainingPage).form.fill(project)  # type: ignore[attr-defined]
         return str(project.models[-1]["name"])
 
     def _after(self, ok: bool, message: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TypeVar
 
 from PySide6.QtCore import QSettings, QSize, Qt
 from PySide6.QtGui import QShowEvent
@@ -29,9 +30,10 @@ from guiapp.ui.close_guard import CloseGuard
 from guiapp.ui.jobs.cli_job import written_dataset
 from guiapp.ui.jobs.jobs_panel import JobsPanel
 from guiapp.ui.main_menus import MainMenus
-from guiapp.ui.pages import PAGE_TYPES, Page
+from guiapp.ui.pages import PAGE_TYPES, BrowserPage, DatasetsPage, Page, RunsPage
 from guiapp.ui.widgets.form_state import form_values, set_form_values
 
+P = TypeVar("P", bound=Page)
 UNTITLED = "Untitled"
 FILE_FILTER = f"guiapp projects (*{SUFFIX});;All files (*)"
 
@@ -79,13 +81,10 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         for page in self.pages:
             page.job_started.connect(self.jobs_panel.add_job)
         self.jobs_panel.job_ended.connect(self._job_ended)
-        for page in self.pages:
-            if hasattr(page, "show_samples"):  # the Runs page opens samples in the Browser
-                page.show_samples.connect(self.show_samples)
-            if hasattr(page, "run_ended"):  # a run ended: the Runs page reads it again
-                page.run_ended.connect(self._run_ended)
-            if hasattr(page, "open_run"):  # the Experiments page opens a trial in Runs
-                page.open_run.connect(self.open_run)
+        for page in self.pages:  # the requests every page may make (``Page``'s signals)
+            page.show_samples.connect(self.show_samples)
+            page.run_ended.connect(self._run_ended)
+            page.open_run.connect(self.open_run)
         self._shown_project: Project | None = None
 
         self.path_label = QLabel()
@@ -102,11 +101,23 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         self.set_project(self.project)
 
     # ------------------------------------------------------------------ pages and themes
-    def set_page(self, index: int) -> None:
-        self.sidebar.setCurrentRow(index)
+    def set_page(self, page: int | type[Page] | Page) -> None:
+        """Show a page: by its type (``window.set_page(RunsPage)``), itself, or its row."""
+        if isinstance(page, int):
+            self.sidebar.setCurrentRow(page)
+        else:
+            shown = page if isinstance(page, Page) else self.page_of(page)
+            self.sidebar.setCurrentRow(self.pages.index(shown))
+
+    def page_of(self, page_type: type[P]) -> P:
+        """The window's page of type ``page_type`` (``window.page_of(BrowserPage)``)."""
+        for page in self.pages:
+            if isinstance(page, page_type):
+                return page
+        raise KeyError(page_type.__name__)
 
     def page(self, title: str) -> Page:
-        """The page called ``title`` ("Datasets", "Browser", ...)."""
+        """The page called ``title`` ("Datasets", "Browser", ...), as the user reads it."""
         for page in self.pages:
             if page.title == title:
                 return page
@@ -126,15 +137,12 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         path = written_dataset(job)
         if path is None or not path.exists():
             return
-        datasets = self.page("Datasets")
         if any(ref.path == path for ref in self.project.datasets):
-            datasets.add_dataset(path)  # type: ignore[attr-defined]  (known: read again)
-        self.page("Browser").reload_if_open(str(path))  # type: ignore[attr-defined]
+            self.page_of(DatasetsPage).add_dataset(path)  # (known: read again)
+        self.page_of(BrowserPage).reload_if_open(str(path))
 
     def _run_ended(self, _status: str, _path: str) -> None:
-        for page in self.pages:
-            if hasattr(page, "refresh") and hasattr(page, "show_samples"):
-                page.refresh()
+        self.page_of(RunsPage).refresh()
 
     def open_run(self, path: str, name: str) -> None:
         """Show the run folder ``path`` (an experiment's trial) in the Runs page; a trial
@@ -144,9 +152,9 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
             entry["trial_of"] = str(Path(path).parent)
             self.project.runs.append(entry)
             self._on_project_changed()
-        runs = self.page("Runs")
-        runs.select_run(path)  # type: ignore[attr-defined]
-        self.set_page(self.pages.index(runs))
+        runs = self.page_of(RunsPage)
+        runs.select_run(path)
+        self.set_page(runs)
 
     def show_samples(
         self, rows: object, title: str, dataset: str, predictions: str = "", flt: object = None
@@ -154,9 +162,9 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         """Open dataset rows (e.g. one confusion cell's samples) in the Browser page, with
         the predictions file whose rows they are on their thumbnails; ``flt``: the
         prediction filter they are, which the Browser's controls then show."""
-        browser = self.page("Browser")
-        browser.show_indices(rows, title, dataset=dataset, predictions=predictions, flt=flt)  # type: ignore[attr-defined]
-        self.set_page(self.pages.index(browser))
+        browser = self.page_of(BrowserPage)
+        browser.show_indices(rows, title, dataset=dataset, predictions=predictions, flt=flt)
+        self.set_page(browser)
 
     def current_page(self) -> Page:
         page = self.stack.currentWidget()

@@ -21,6 +21,7 @@ from guiapp.core.project import DatasetRef, Project
 from guiapp.ui.devtools.screenshots import Driver
 from guiapp.ui.jobs.cli_job import cli_prefix
 from guiapp.ui.main_window import MainWindow
+from guiapp.ui.pages import ExperimentsPage
 
 EXPERIMENTS = {
     "experiments-kfold": ["--folds", "5", "--epochs", "3"],
@@ -59,8 +60,8 @@ def retake(app: QApplication, work: Path, out: Path) -> int:
     window.resize(1280, 900)
     window.show()
     window.resizeDocks([window.jobs_panel], [90], Qt.Orientation.Vertical)
-    window.set_page(5)
-    page = window.page("Experiments")
+    window.set_page(ExperimentsPage)
+    page = window.page_of(ExperimentsPage)
     drive = Driver(app, time.monotonic() + 120)
     for i, name in enumerate(EXPERIMENTS):
         page.chooser.setCurrentIndex(i)  # type: ignore[attr-defined]

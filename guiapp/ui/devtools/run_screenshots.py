@@ -29,6 +29,7 @@ from guiapp.core.store import DatasetWriter
 from guiapp.ui.devtools.screenshots import Driver
 from guiapp.ui.jobs.cli_job import cli_prefix
 from guiapp.ui.main_window import MainWindow
+from guiapp.ui.pages import BrowserPage, RunsPage, TrainingPage
 from guiapp.ui.refcount_guard import guard_singletons
 
 NAMES = ("import-preview", "runs-groups", "predictions-misclassified", "training-kfold",
@@ -110,8 +111,8 @@ def shoot_runs(out: Path, work: Path, drive: Driver, names: list[str]) -> None:
             {"path": str(run), "name": "grouped", "dataset": "grouped", "model": "dense"}
         )
         w = window(project)
-        w.set_page(4)
-        runs = w.page("Runs")
+        w.set_page(RunsPage)
+        runs = w.page_of(RunsPage)
         drive.wait(lambda: runs.groups_pane.isVisible(), "per group", settle_s=1.0)  # type: ignore[attr-defined]
         grab(w, out / "runs-groups.png", drive)
         w.close()
@@ -124,14 +125,14 @@ def shoot_runs(out: Path, work: Path, drive: Driver, names: list[str]) -> None:
             {"path": str(run), "name": "cells", "dataset": "cells", "model": "dense"}
         )
         w = window(project, (1280, 800))
-        w.set_page(4)
-        runs: Any = w.page("Runs")
+        w.set_page(RunsPage)
+        runs: Any = w.page_of(RunsPage)
         drive.wait(lambda: len(runs.confusion.names) == 5, "the run", settle_s=1.0)
         off = runs.confusion.matrix.copy()
         np.fill_diagonal(off, -1)
         i, j = np.unravel_index(int(off.argmax()), off.shape)
         runs.open_cell(int(i), int(j))
-        browser: Any = w.page("Browser")
+        browser: Any = w.page_of(BrowserPage)
         drive.wait(lambda: "predicted" in browser.grid.selection.title, "the cell", settle_s=2.5)
         grab(w, out / "predictions-misclassified.png", drive)
         w.close()
@@ -143,13 +144,13 @@ def shoot_runs(out: Path, work: Path, drive: Driver, names: list[str]) -> None:
         project.runs.append({"path": str(run), "name": "cv", "dataset": "kfold", "model": "dense",
                              "status": "finished"})  # fmt: skip
         w = window(project)
-        w.set_page(3)
-        training: Any = w.page("Training")
+        w.set_page(TrainingPage)
+        training: Any = w.page_of(TrainingPage)
         training.show_run(project.runs[-1])
         drive.wait(lambda: training.history.status == "finished", "the folds", settle_s=2.5)
         grab(w, out / "training-kfold.png", drive)
-        w.set_page(4)
-        runs = w.page("Runs")
+        w.set_page(RunsPage)
+        runs = w.page_of(RunsPage)
         drive.wait(lambda: str(run) in runs.runs, "the folds' curves", settle_s=1.5)
         grab(w, out / "runs-kfold.png", drive)
         w.close()
@@ -162,8 +163,8 @@ def shoot_crash(out: Path, work: Path, drive: Driver) -> None:
     project.datasets.append(DatasetRef("crash", data))
     project.models.append({"name": "dense", "spec": dense([25, 25], 5)})
     w = window(project)
-    w.set_page(3)
-    training: Any = w.page("Training")
+    w.set_page(TrainingPage)
+    training: Any = w.page_of(TrainingPage)
     training.form.select_model("dense")
     training.form.batch.setValue(8)
     training.form.epochs.setValue(3)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.main_window import MainWindow
+from guiapp.ui.pages import BrowserPage, DatasetsPage, ModelPage, RunsPage, TrainingPage
 
 DEMO_ENV = {"GUIAPP_DEMO_ROWS": "3000", "GUIAPP_DEMO_STEPS": "20"}
 BAD_CSV = "label,data\n0,1 2 3\n1,4 5 6\n0,x 8 9\n"
@@ -58,19 +59,19 @@ def shoot_failure_and_quit(
     window: MainWindow, drive: Driver, work: Path, shoot: Callable[..., None]
 ) -> None:
     """A failed import's error panel, then the quit question while a generation runs."""
-    window.set_page(0)
+    window.set_page(DatasetsPage)
     window.resizeDocks([window.jobs_panel], [300], Qt.Orientation.Vertical)
     csv = work / "bad.csv"
     csv.write_text(BAD_CSV)
     bad = CliJob("import bad", "import", [str(csv), str(work / "bad.h5"), "--format", "csv"])
-    window.page("Datasets").start_dataset_job(bad, work / "bad.h5")  # type: ignore[attr-defined]
+    window.page_of(DatasetsPage).start_dataset_job(bad, work / "bad.h5")  # type: ignore[attr-defined]
     drive.wait(lambda: window.jobs_panel.error_panel.isVisible(), "the error panel")
     shoot("error-panel")
 
     big = work / "big.h5"
     args = [str(big), "--n", "3000000", "--shape", "8x8", "--shard-rows", "100000"]
     job = CliJob("generate big", "generate", args, resumable=True)
-    window.page("Datasets").start_dataset_job(job, big)  # type: ignore[attr-defined]
+    window.page_of(DatasetsPage).start_dataset_job(job, big)  # type: ignore[attr-defined]
     drive.wait(lambda: job.last_event.get("event") == "progress", "the generation")
     shots: list[bool] = []
 
@@ -94,8 +95,8 @@ def shoot_failure_and_quit(
 
 def shoot_failed_training(window: MainWindow, drive: Driver, shoot: Callable[..., None]) -> None:
     """The Training page after a run failed (asked for a GPU no machine has): the error panel."""
-    window.set_page(3)
-    training = window.page("Training")
+    window.set_page(TrainingPage)
+    training = window.page_of(TrainingPage)
     training.form.devices.setCurrentText("gpu:97")  # type: ignore[attr-defined]
     if training.start() is None:  # type: ignore[attr-defined]
         raise RuntimeError("the failing training run did not start")
@@ -154,32 +155,32 @@ def take_screenshots(app: QApplication, out: Path) -> int:
         shoot("demo-first-start")
         drive.wait(lambda: window.demo.failed or not window.demo.needed(), "the demo project")  # type: ignore[attr-defined]
         window.resizeDocks([window.jobs_panel], [110], Qt.Orientation.Vertical)
-        datasets = window.page("Datasets")
+        datasets = window.page_of(DatasetsPage)
         data = window.project.datasets[0].path
         drive.wait(lambda: str(data) in datasets.info, "the dataset's header")  # type: ignore[attr-defined]
         shoot("datasets")
         shoot_generate_dialog(datasets, drive, shoot)
 
-        window.set_page(1)
-        browser = window.page("Browser")
+        window.set_page(BrowserPage)
+        browser = window.page_of(BrowserPage)
         drive.wait(lambda: browser.meta is not None, "the browser")  # type: ignore[attr-defined]
         shoot("browser")
 
-        window.set_page(2)
-        model = window.page("Model")
+        window.set_page(ModelPage)
+        model = window.page_of(ModelPage)
         drive.wait(lambda: model.settings.data_info is not None, "the model page's dataset")  # type: ignore[attr-defined]
         if not window.project.models:  # the demo adds the model it trains
             model.new_model("cnn2d-small")  # type: ignore[attr-defined]
         drive.wait(lambda: model.summary.rowCount() > 0, "the model summary")  # type: ignore[attr-defined]
         shoot("model")
 
-        window.set_page(3)
-        training = window.page("Training")
+        window.set_page(TrainingPage)
+        training = window.page_of(TrainingPage)
         drive.wait(lambda: training.plots.points("loss_smooth") > 0, "plot points")  # type: ignore[attr-defined]
         shoot("training")
 
-        window.set_page(4)
-        runs = window.page("Runs")
+        window.set_page(RunsPage)
+        runs = window.page_of(RunsPage)
         drive.wait(lambda: len(runs.confusion.names) > 0, "the confusion matrix")  # type: ignore[attr-defined]
         shoot("runs")
         shoot_failed_training(window, drive, shoot)

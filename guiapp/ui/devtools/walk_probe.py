@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from guiapp.ui.pages import TrainingPage
+
 ENV = "GUIAPP_WALK_PROBE"
 INTERVAL_MS = 250
 
@@ -106,7 +108,7 @@ def snapshot(app: QApplication) -> dict[str, Any]:
                  "pid": r.job.pid(), "progress": r.bar.value()}
                 for r in top.jobs_panel.rows
             ]  # fmt: skip
-            training = top.page("Training")  # type: ignore[attr-defined]
+            training = top.page_of(TrainingPage)  # type: ignore[attr-defined]
             state["training"] = {
                 "status": training.history.status,
                 "run": (training.run or {}).get("path", ""),

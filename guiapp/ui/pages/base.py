@@ -29,6 +29,14 @@ class Page(QWidget):
     project_changed = Signal()
     #: the page started a background job (a ``CliJob``); the window lists it in the Jobs panel
     job_started = Signal(object)
+    # What a page may ask of the window, declared once here so that the window wires every
+    # page the same way (a page that never asks simply never emits):
+    #: open dataset rows in the Browser: (rows, title, dataset, predictions file, filter)
+    show_samples = Signal(object, str, str, str, object)
+    #: a training run ended: (status, run folder); the Runs page reads the runs again
+    run_ended = Signal(str, str)
+    #: show a run folder in the Runs page: (path, name)
+    open_run = Signal(str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)

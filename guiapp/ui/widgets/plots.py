@@ -68,7 +68,9 @@ class StagedPaint(QObject):
             plot.setUpdatesEnabled(False)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.host:
+        # While the host is torn down, its Hide may reach a filter whose Python half is
+        # already gone (no ``host`` any more): nothing to do then.
+        if watched is getattr(self, "host", None):
             if event.type() == QEvent.Type.Show:
                 self.timer.start()
             elif event.type() == QEvent.Type.Hide:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -28,9 +28,10 @@ from guiapp.core.errors import UserError
 from guiapp.core.project import Project
 from guiapp.core.train.experiment_history import ExperimentHistory
 from guiapp.core.train.experiment_spec import resume_spec_path
+from guiapp.core.train.run_lock import run_holder
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob
-from guiapp.ui.jobs.run_tail import EventsTail, process_alive, stop_detached
+from guiapp.ui.jobs.run_tail import EventsTail, stop_detached
 from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.experiments.experiment_plots import ExperimentPlots
 from guiapp.ui.pages.experiments.trials_table import TrialsTable
@@ -64,7 +65,6 @@ class ExperimentsPage(Page):
     )
     icon = SP.SP_FileDialogDetailedView
     #: show a trial's run folder in the Runs page: folder, name
-    open_run = Signal(str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -191,8 +191,9 @@ class ExperimentsPage(Page):
     def is_running(self) -> bool:
         if self.job is not None and self.job.is_running():
             return True
-        run = self.run_entry()
-        return run is not None and process_alive(run.get("pid"))
+        # The process writing the experiment is its lock's holder: a pid saved in the
+        # project may be another process's after a reboot (``core/train/run_lock.py``).
+        return self.folder is not None and run_holder(self.folder) is not None
 
     def _update_buttons(self) -> None:
         running = self.is_running()
@@ -217,8 +218,7 @@ class ExperimentsPage(Page):
         if self.job is not None and self.job.is_running():
             self.job.stop()
         else:
-            run = self.run_entry()
-            stop_detached(run.get("pid") if run else None)
+            stop_detached(run_holder(self.folder) if self.folder is not None else None)
         self.summary.setText("Stopping: every running trial checkpoints after its batch…")
 
     def resume(self) -> CliJob | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -67,7 +67,6 @@ class RunsPage(RunsList, RunExport, Page):
     COLUMNS = ("Run", "Status", "Dataset", "Model", "Best val acc", "Duration", "Rows/s")
     #: rows, title, dataset path, predictions file, the ``PredictionFilter`` they are (or
     #: None): the window shows them in the Browser, its controls set to that filter
-    show_samples = Signal(object, str, str, str, object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
