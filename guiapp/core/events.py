@@ -24,6 +24,7 @@ import signal
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -33,9 +34,10 @@ from .errors import Cancelled, UserError
 #: The fields of a ``failed`` event that say what failed (docs/ERRORS.md).
 FAILURE_FIELDS = ("message", "option", "value", "problem", "fix")
 
-#: ``id()`` of each stream that has carried a ``failed`` event in this process: the CLI
-#: emits its own only where no job did (:func:`report_failure`).
-_failed_streams: set[int] = set()
+#: The streams that have carried a ``failed`` event in this process (weakly: a stream
+#: that is gone is no longer one): the CLI emits its own only where no job did
+#: (:func:`report_failure`).
+_failed_streams: weakref.WeakSet[IO[str]] = weakref.WeakSet()
 
 
 class EventSink:
@@ -69,7 +71,7 @@ class EventSink:
                     self.stream.write(line)
                     self.stream.flush()
                     if kind == "failed":
-                        _failed_streams.add(id(self.stream))
+                        _failed_streams.add(self.stream)
                 except (BrokenPipeError, ValueError):
                     self.stream = None  # the reader went away; keep working, keep the log
             if self.log_path is not None:
@@ -96,7 +98,7 @@ def report_failure(exc: UserError, stream: IO[str] | None = None) -> None:
     written one there: the CLI's last word for a command run with ``--events -`` that ends
     with exit code 2. Its ``message`` is the line the CLI prints on stderr."""
     stream = sys.stdout if stream is None else stream
-    if id(stream) in _failed_streams:
+    if stream in _failed_streams:
         return
     EventSink(stream).emit("failed", **exc.fields())
 
