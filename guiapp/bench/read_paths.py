@@ -195,20 +195,21 @@ def _pread_all(fd: int, view: memoryview, pos: int) -> None:
         view, pos = view[got:], pos + got
 
 
-def write_tfrecords(ds: Dataset, rows: int, path: Path, batch: int) -> int:
-    """The same rows as a TFRecord file, one record per batch (the fast TFRecord layout)."""
+def write_tfrecords(ds: Dataset, rows: int, path: Path, batch: int, start: int = 0) -> int:
+    """The same rows (``rows`` from row ``start`` on) as a TFRecord file, one record per
+    batch (the fast TFRecord layout); returns the rows written."""
     import tensorflow as tf
 
-    n = min(rows, len(ds))
+    n = min(start + rows, len(ds))
     with tf.io.TFRecordWriter(str(path)) as w:
-        for a in range(0, n, batch):
+        for a in range(start, n, batch):
             x, y = ds.read_range(a, min(n, a + batch))
             feat = {
                 "x": tf.train.Feature(bytes_list=tf.train.BytesList(value=[x.tobytes()])),
                 "y": tf.train.Feature(bytes_list=tf.train.BytesList(value=[y.tobytes()])),
             }
             w.write(tf.train.Example(features=tf.train.Features(feature=feat)).SerializeToString())
-    return n
+    return max(0, n - start)
 
 
 #: TFRecord settings: the default is the tf.data guide's (AUTOTUNE everywhere); the tuned
