@@ -52,7 +52,7 @@ def bench_open(folder: Path, shards: int, reps: int = 15) -> dict[str, Any]:
     """Opening with the vouching of every shard (the process's memo of vouched shards
     emptied first: a first open), again (the memo warm: one ``stat`` a shard), and with
     no vouching at all, interleaved."""
-    from ..core.store import Dataset, dataset
+    from ..core.store import Dataset, dataset, vouching
 
     path = make(folder / "open.h5", shards * 1024, capacity=1024)
     checked = dataset.Dataset._check_listed
@@ -62,7 +62,7 @@ def bench_open(folder: Path, shards: int, reps: int = 15) -> dict[str, Any]:
         for r in range(reps):
             for mode in modes[r % 3 :] + modes[: r % 3]:
                 if mode == "first":
-                    dataset._VOUCHED.clear()
+                    vouching._VOUCHED.clear()
                 dataset.Dataset._check_listed = (  # type: ignore[method-assign]
                     (lambda self: None) if mode == "none" else checked
                 )

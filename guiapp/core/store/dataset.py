@@ -18,29 +18,21 @@ import numpy as np
 
 from ..errors import DatasetError
 from .columns import GROUP, check_columns, dtype_text
-from .format import FORMAT_NAME, FORMAT_VERSION, LABEL_DTYPE, X, Y, shard_dir, shard_relpath
+from .format import FORMAT_NAME, FORMAT_VERSION, LABEL_DTYPE, X, Y, shard_relpath
 from .index import SINGLE_FILE, ShardTable, read_manifest
 from .shard_meta import (
     ShardMeta,
     check_shard_size,
-    confirm_shard,
     open_h5,
     raw_arrays,
     read_shard_meta,
-    vouch_shard,
 )
 from .shard_stats import ShardStats
+from .vouching import check_listed
 
 #: Shards whose arrays (memmaps or open h5py files) a Dataset keeps at once: a reader's
 #: memory and file handles do not grow with the shard count.
 OPEN_SHARDS = 64
-
-#: Sealed shards vouched for in this process: hash of (file, what the manifest says of it)
-#: -> hash of the file's (inode, size, mtime) then (two ints: ~100 bytes a shard). A
-#: dataset opened again (the GUI does, often) costs one ``stat`` a shard; a file replaced,
-#: truncated or written to since is read again.
-_VOUCHED: dict[int, int] = {}
-VOUCHED_MAX = 1 << 17
 
 IMPORT_HINT = "Import it with 'guiapp import SRC OUT.h5 --format ...' (see 'guiapp import --help')"
 
@@ -207,65 +199,8 @@ class Dataset:
         return metas
 
     def _check_listed(self) -> None:
-        """Every shard the manifest vouches for (sealed or finished) is this dataset's, is
-        there, is long enough and holds its rows where the manifest says: two small reads
-        per shard, no rows (``vouch_shard``); HDF5 is asked only about a shard those bytes
-        do not confirm, and says which part is damaged (``confirm_shard``). Unsealed shards
-        were read from their files by ``_open_entries``."""
-        rec = self._table.rec
-        row_bytes = self.row_nbytes
-        skip = self._shard_list.from_files
-        folder = str(self._folder / shard_dir(self.path).name)  # (pathlib per shard: 10x)
-        uuid = self.uuid.encode("ascii")
-        for k, (number, cap, committed, xo, yo, sealed_as) in enumerate(
-            zip(
-                rec["number"].tolist(),
-                rec["capacity"].tolist(),
-                rec["committed"].tolist(),
-                rec["x_offset"].tolist(),
-                rec["y_offset"].tolist(),
-                rec["content_hash"].tolist(),
-                strict=True,
-            )
-        ):
-            if k in skip or committed == 0:
-                continue
-            if self._files is None:
-                name = f"{folder}/{number:05d}.h5"
-            else:
-                name = str(self._path_of(k, self._files, number))
-            key = hash((name, uuid, xo, yo, cap, row_bytes, sealed_as))
-            try:
-                st = os.stat(name)
-                seen = hash((st.st_ino, st.st_size, st.st_mtime_ns))
-                if _VOUCHED.get(key) == seen:
-                    continue
-                ok = vouch_shard(name, uuid, xo, yo, cap, row_bytes, sealed_as.strip())
-            except FileNotFoundError:
-                raise DatasetError(
-                    name,
-                    f"is missing (shard {number} of {self.path.name})",
-                    "Restore the shard file or regenerate the dataset",
-                ) from None
-            except OSError as exc:
-                raise DatasetError(
-                    name, f"cannot be read ({exc.strerror})", "Check the file's permissions"
-                ) from None
-            if ok:
-                if len(_VOUCHED) >= VOUCHED_MAX:
-                    _VOUCHED.clear()
-                _VOUCHED[key] = seen
-                continue
-            confirm_shard(
-                self.path,
-                Path(name),
-                number=number,
-                uuid=self.uuid,
-                x_offset=None if xo < 0 else xo,
-                y_offset=None if yo < 0 else yo,
-                capacity=cap,
-                committed=committed,
-            )
+        """Vouch for every shard the manifest lists as sealed (``vouching.check_listed``)."""
+        check_listed(self)
 
     def _path_of(self, k: int, files: list[str] | None, number: int) -> Path:
         if files is not None:
