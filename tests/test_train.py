@@ -410,18 +410,19 @@ def test_kfold_and_data_scaling_curve(tmp_path: Path, images: Path) -> None:
     out = tmp_path / "cv"
     r = train_cnn(images, out, "--folds", "3", "--max-steps", "3")
     assert r.returncode == 0, r.stderr[-2000:]
-    folds = json.loads((out / "folds.json").read_text())
-    assert [f["fold"] for f in folds["results"]] == [0, 1, 2]
-    accs = [f["val_accuracy"] for f in folds["results"]]
-    assert folds["mean_val_accuracy"] == pytest.approx(statistics.fmean(accs))
-    assert folds["std_val_accuracy"] == pytest.approx(statistics.pstdev(accs))
+    summary = json.loads((out / "experiment.json").read_text())
+    trials = summary["trials"]
+    assert [t["params"]["fold"] for t in trials] == [0, 1, 2]
+    accs = [t["final"]["val_accuracy"] for t in trials]
+    assert summary["summary"]["mean_val_accuracy"] == pytest.approx(statistics.fmean(accs))
+    assert summary["summary"]["std_val_accuracy"] == pytest.approx(statistics.pstdev(accs))
     assert all((out / f"fold-{i}" / "report.json").exists() for i in range(3))
-    assert "Mean" in (out / "folds.md").read_text()
+    assert "±" in (out / "experiment.md").read_text()
     curve_dir = tmp_path / "curve"
     r = train_cnn(images, curve_dir, "--fractions", "0.3,1.0")
     assert r.returncode == 0, r.stderr[-2000:]
-    curve = json.loads((curve_dir / "fractions.json").read_text())
-    assert [c["fraction"] for c in curve["results"]] == [0.3, 1.0]
+    curve = json.loads((curve_dir / "experiment.json").read_text())["summary"]["curve"]
+    assert [c["fraction"] for c in curve] == [0.3, 1.0]
     started = [e for e in events_of(r.stdout) if e["event"] == "started"]
     assert started[0]["train_rows"] < started[1]["train_rows"]
 

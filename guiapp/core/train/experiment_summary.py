@@ -213,15 +213,11 @@ def summarize(spec: ExperimentSpec, oof_groups_csv: Path | None = None) -> dict[
 
 
 def write_summary(spec: ExperimentSpec) -> dict[str, Any]:
-    """Write ``experiment.json`` and ``experiment.md`` (and, for folds or fractions alone,
-    the ``folds.json``/``fractions.json`` of earlier versions); returns the summary."""
+    """Write ``experiment.json`` and ``experiment.md``; returns the summary."""
     out = spec.out
     data = summarize(spec, out / OOF_GROUPS_CSV)
     RunFolder(out).write_json(SUMMARY_JSON, data)
     atomic_write_text(out / SUMMARY_MD, markdown(spec, data))
-    varied = spec.varied()
-    if varied in (["fold"], ["fraction"]):
-        _write_legacy(out, varied[0], data["trials"], data["summary"])
     return data
 
 
@@ -331,30 +327,3 @@ def _oof_markdown(oof: dict[str, Any]) -> list[str]:
             *report_markdown(g, "groups"),
         ]
     return lines
-
-
-def _write_legacy(out: Path, what: str, trials: list[dict[str, Any]], s: dict[str, Any]) -> None:
-    rows = [
-        {
-            what: r["params"][what],
-            "val_accuracy": r["final"]["val_accuracy"],
-            "val_loss": r["final"]["val_loss"],
-            "trial": r["id"],
-        }
-        for r in trials
-    ]
-    accs = [r["val_accuracy"] for r in rows if r["val_accuracy"] is not None]
-    mean, std = _mean_std(accs)
-    legacy = {
-        "status": "finished",
-        what + "s": [r[what] for r in rows],
-        "results": rows,
-        "mean_val_accuracy": mean,
-        "std_val_accuracy": std,
-    }
-    RunFolder(out).write_json(f"{what}s.json", legacy)
-    md = [f"| {what} | validation accuracy | validation loss |", "|---|---|---|"]
-    md += [f"| {r[what]} | {_fmt(r['val_accuracy'])} | {_fmt(r['val_loss'])} |" for r in rows]
-    if mean is not None:
-        md.append(f"\nMean {mean:.4f} ± {std:.4f} over {len(accs)} {what}s.")
-    atomic_write_text(out / f"{what}s.md", "\n".join(md) + "\n")
