@@ -205,25 +205,48 @@ def check_fractions(cfg: TrainConfig) -> str | None:
 
 def check_folds(cfg: TrainConfig) -> str | None:
     if cfg.folds == 1 or cfg.folds < 0:
-        return f"--folds {cfg.folds}: use 0 (no folds) or at least 2"
+        return Problem(
+            f"--folds {cfg.folds}: use 0 (no folds) or at least 2",
+            option="--folds",
+            value=cfg.folds,
+            fix="use 0 (no folds) or at least 2",
+        )
     if cfg.folds and not 0 <= cfg.fold < cfg.folds:
-        return f"--fold {cfg.fold}: not in 0..{cfg.folds - 1} (there are {cfg.folds} folds)"
+        return Problem(
+            f"--fold {cfg.fold}: not in 0..{cfg.folds - 1} (there are {cfg.folds} folds)",
+            option="--fold",
+            value=cfg.fold,
+        )
     return None
 
 
 def check_fraction(cfg: TrainConfig) -> str | None:
     if 0 < cfg.fraction <= 1:
         return None
-    return f"--fractions {cfg.fraction}: each fraction must be in (0, 1], like 0.1,0.5,1.0"
+    return Problem(
+        f"--fractions {cfg.fraction}: each fraction must be in (0, 1], like 0.1,0.5,1.0",
+        option="--fractions",
+        value=cfg.fraction,
+    )
 
 
 def check_seed(cfg: TrainConfig) -> str | None:
     if _is_int(cfg.seed) and 0 <= cfg.seed <= SEED_MAX:
         return None
-    return f"--seed {cfg.seed}: a seed is an integer in 0..{SEED_MAX}; give e.g. 0"
+    return Problem(
+        f"--seed {cfg.seed}: a seed is an integer in 0..{SEED_MAX}; give e.g. 0",
+        option="--seed",
+        value=cfg.seed,
+        fix="give e.g. 0",
+    )
 
 
 def check_augment(cfg: TrainConfig) -> str | None:
+    problem = _augment_problem(cfg)
+    return None if problem is None else Problem(problem, option="--augment")
+
+
+def _augment_problem(cfg: TrainConfig) -> str | None:
     from ..augment.online import AugmentSpec
     from ..augment.registry import ONLINE_KEYS
 
@@ -252,7 +275,12 @@ def check_augment(cfg: TrainConfig) -> str | None:
 
 def check_early_stopping(cfg: TrainConfig) -> str | None:
     if not _is_int(cfg.early_stopping) or cfg.early_stopping < 0:
-        return f"--early-stopping {cfg.early_stopping}: use 0 (off) or a patience in epochs"
+        return Problem(
+            f"--early-stopping {cfg.early_stopping}: use 0 (off) or a patience in epochs",
+            option="--early-stopping",
+            value=cfg.early_stopping,
+            fix="use 0 (off) or a patience in epochs",
+        )
     if cfg.early_stopping and cfg.validation_split() is None:
         return Problem(
             "--early-stopping needs a validation split: give --val, --test or --folds",
@@ -266,16 +294,23 @@ def check_early_stopping(cfg: TrainConfig) -> str | None:
 def check_split_by(cfg: TrainConfig) -> str | None:
     if cfg.split_by in ("groups", "rows"):
         return None
-    return (
+    return Problem(
         f"--split-by {cfg.split_by}: use groups (the default: every group of rows stays in "
-        "one split) or rows (groups may cross splits)"
+        "one split) or rows (groups may cross splits)",
+        option="--split-by",
+        value=cfg.split_by,
     )
 
 
 def check_class_weights(cfg: TrainConfig) -> str | None:
     if cfg.class_weights in (None, "balanced"):
         return None
-    return f"--class-weights {cfg.class_weights}: use balanced, or leave it out"
+    return Problem(
+        f"--class-weights {cfg.class_weights}: use balanced, or leave it out",
+        option="--class-weights",
+        value=cfg.class_weights,
+        fix="use balanced, or leave it out",
+    )
 
 
 def check_devices(cfg: TrainConfig) -> str | None:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic import atomic_write_text
-from ..errors import UserError
+from ..errors import Problem, UserError
 from .config import TrainConfig, recorded_defaults
 from .trial_params import apply_params, check_param_names
 
@@ -78,21 +78,43 @@ class ExperimentSpec:
     # ------------------------------------------------------------------ checks
     def check(self) -> list[str]:
         """Every problem of the spec and of each trial's config (``TrainConfig.check``)."""
-        problems = []
+        problems: list[str] = []
         if self.grid and self.random:
-            problems.append("--grid and --random: choose one way to sample parameters")
+            problems.append(
+                Problem("--grid and --random: choose one way to sample parameters", option="--grid")
+            )
         if self.random < 0:
-            problems.append(f"--random {self.random}: give the number of trials (at least 1)")
+            problems.append(
+                Problem(
+                    f"--random {self.random}: give the number of trials (at least 1)",
+                    option="--random",
+                    value=self.random,
+                )
+            )
         if self.random and not self.space:
-            problems.append("--random N needs --space FILE.json: the ranges to draw from")
+            problems.append(
+                Problem(
+                    "--random N needs --space FILE.json: the ranges to draw from", option="--space"
+                )
+            )
         for f in self.fractions:
             if not 0 < f <= 1:
-                problems.append(f"--fractions: {f:g} is not in (0, 1]; e.g. 0.01,0.1,1.0")
+                problems.append(
+                    Problem(
+                        f"--fractions: {f:g} is not in (0, 1]; e.g. 0.01,0.1,1.0",
+                        option="--fractions",
+                        value=f,
+                    )
+                )
         if self.folds and not self.base.folds:
             problems.append("folds to train were given without --folds K")
         for name, values in self.grid.items():
             if not values:
-                problems.append(f"--grid {name}: give at least one value, e.g. {name}=1,2")
+                problems.append(
+                    Problem(
+                        f"--grid {name}: give at least one value, e.g. {name}=1,2", option="--grid"
+                    )
+                )
         problems += check_param_names([*self.grid, *self.space])
         if problems:
             return problems
@@ -105,7 +127,7 @@ class ExperimentSpec:
             for p in t.config.check():
                 if p not in seen:
                     seen.add(p)
-                    problems.append(p if len(trials) == 1 else f"trial {t.id}: {p}")
+                    problems.append(p if len(trials) == 1 else _in_trial(t.id, p))
         return problems
 
     # ------------------------------------------------------------------ trials
@@ -330,3 +352,11 @@ def _value(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
+
+
+def _in_trial(trial: str, problem: str) -> str:
+    """``problem`` of one trial's config, prefixed with the trial (its fields kept)."""
+    text = f"trial {trial}: {problem}"
+    if isinstance(problem, Problem):
+        return Problem(text, option=problem.option, value=problem.value)
+    return text
