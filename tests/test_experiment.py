@@ -291,4 +291,8 @@ def test_parallel_trials_on_two_cpu_slots_equal_sequential(
     got, ref = summary_of(out), summary_of(three_folds)
     for a, b in zip(got["trials"], ref["trials"], strict=True):
         assert a["final"]["val_accuracy"] == b["final"]["val_accuracy"]
+    # Trials one after another in one process end with the very weights of a process each.
+    in_process = events_of((three_folds / "events.jsonl").read_text())
+    hashes = {e["trial"]: e["weights_hash"] for e in in_process if e["event"] == "finished"}
+    assert hashes == {e["trial"]: e["weights_hash"] for e in events if e["event"] == "finished"}
     assert (out / "fold-2" / "events.jsonl").exists() and (out / "events.jsonl").exists()

@@ -32,21 +32,21 @@ GROUP_CONFUSION_CSV = "group_confusion.csv"
 
 def evaluate_split(
     pipe: BatchPipeline,
-    predict: Any,
-    loss_fn: Any,
+    evaluate: Any,
     x_shape: tuple[int, ...],
     k: int,
     metrics: Sequence[str] = (ACCURACY,),
 ) -> tuple[dict[str, float], np.ndarray]:
-    """One pass over ``pipe``: ``{"loss": mean loss, "accuracy": ..., each other metric of
+    """One pass over ``pipe`` with ``evaluate(x, y) -> (outputs, loss sum)``
+    (``Steps.evaluate``): ``{"loss": mean loss, "accuracy": ..., each other metric of
     ``metrics``: ...}`` and the ``k`` x ``k`` confusion matrix."""
     cm = np.zeros((k, k), np.int64)
     total_loss = 0.0
     extras = {m: top_k(m) for m in metrics if m != ACCURACY}
     hits = dict.fromkeys(extras, 0)
-    for x, y in pipe.tf_dataset(range(1), x_shape=x_shape):
-        probs = predict(x)
-        total_loss += float(np.sum(loss_fn(y, probs)))
+    for x, y in pipe.whole_split_dataset(x_shape):
+        probs, loss_sum = evaluate(x, y)
+        total_loss += float(loss_sum)
         p = probs.numpy()
         labels = y.numpy()
         pred = (p.reshape(-1) > 0.5).astype(np.int64) if p.shape[-1] == 1 else np.argmax(p, axis=-1)

@@ -86,7 +86,8 @@ def run_experiment(
         from .parallel_trials import device_slots, run_parallel
 
         slots = device_slots(spec.base.devices)
-        if len(slots) > 1:
+        # One listed device (``cpu:1``, ``gpu:0``): a child process per trial, one at a time.
+        if len(slots) > 1 or spec.base.devices.strip().startswith(("cpu:", "gpu:")):
             outcome = run_parallel(spec, trials, slots, sink, cancel, resume=resume)
             return _end(spec, sink, outcome, chief)
     result: dict[str, Any] = {"status": "finished"}

@@ -308,9 +308,7 @@ def _evaluate(
 ) -> tuple[dict[str, float], np.ndarray]:
     """The split's loss and every metric of the run (``{"loss":, "accuracy":, ...}``) and
     its confusion matrix."""
-    return evaluate_split(
-        pipe, steps.predict, steps.per_example_loss, prep.x_shape, prep.ds.num_classes, metrics
-    )
+    return evaluate_split(pipe, steps.evaluate, prep.x_shape, prep.ds.num_classes, metrics)
 
 
 def _one_based(index: int | None) -> int | None:

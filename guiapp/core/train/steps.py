@@ -158,6 +158,8 @@ class Steps(NamedTuple):
     predict: Callable[..., Any]
     per_example_loss: Callable[..., Any]
     totals: DeviceTotals
+    #: ``evaluate(x, y)``: the outputs and the batch's loss sum, in one compiled call
+    evaluate: Callable[..., Any]
 
 
 def make_steps(
@@ -387,4 +389,11 @@ def make_steps(
     def predict(x: Any) -> Any:
         return model(x, training=False)
 
-    return Steps(train, predict, per_example_loss, totals)
+    @tf.function
+    def evaluate(x: Any, y: Any) -> tuple[Any, Any]:
+        # The loss in the same compiled call as the outputs: computed eagerly per batch, it
+        # cost more than the prediction (~2 ms a batch, a fifth of a short epoch's evaluation).
+        out = model(x, training=False)
+        return out, tf.reduce_sum(tf.cast(per_example_loss(y, out), tf.float32))
+
+    return Steps(train, predict, per_example_loss, totals, evaluate)
