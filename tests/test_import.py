@@ -491,10 +491,19 @@ def test_out_of_range_and_other_row_errors(tmp_path: Path) -> None:
         {"label": 1, "data": "7,8,9"},
     ]
     src.write_text("\n".join(json.dumps(d) for d in lines) + "\n\n")
-    r = guiapp("import", src, tmp_path / "r.h5", "--format", "jsonl")
+    r = guiapp("import", src, tmp_path / "r.h5", "--format", "jsonl", "--events", "-")
     assert r.returncode == 2
     assert "r.jsonl:2: value 70000 (item 2 of 3) is out of range for uint16 (0..65535)" in r.stderr
     assert not (tmp_path / "r.h5").exists()
+    failed = json.loads(r.stdout.splitlines()[-1])  # the raise site names the option to change
+    assert failed["event"] == "failed" and r.stderr == f"guiapp: error: {failed['message']}\n"
+    assert (failed["option"], failed["value"]) == ("--on-error", "abort")
+    assert failed["fix"] == "Fix the row, or pass --on-error skip to leave bad rows out"
+    wrong = tmp_path / "w.jsonl"  # the first bad row's problem names its own option
+    wrong.write_text("\n".join(json.dumps(d) for d in (lines[0], lines[4], lines[1])) + "\n")
+    with pytest.raises(UserError, match=r"^w\.jsonl:2: has 2 values") as exc:
+        _import(wrong, tmp_path / "w.h5")
+    assert (exc.value.option, exc.value.fields()["option"]) == ("--length", "--length")
     s = _import(src, tmp_path / "s.h5", on_error="skip")
     assert s["rows"] == 2 and s["skipped"] == 7
     errs = dict(e.split(": ", 1) for e in s["row_errors"])

@@ -21,6 +21,7 @@ from test_import_scale import ARGS, _kill_at
 from guiapp.core import jit as core_jit
 from guiapp.core.importers import jitfields, lineage_piece
 from guiapp.core.importers.jitfields import INT, MISSING, NULL, OTHER, STR, SURE
+from guiapp.core.importers.piece_result import PieceResult
 from guiapp.core.importers.pieces import ParseSpec, PieceParser, plan_pieces
 from guiapp.core.importers.rowcols import unpack_texts
 from guiapp.core.store import Dataset
@@ -225,6 +226,8 @@ def test_parse_scan_reads_the_fields_as_the_exact_path(tmp_path: Path) -> None:
         out.append(([r.kind.tolist() for r in res], [r.problems for r in res], cols))
     assert out[0] == out[1]
     problems = [p for ps in out[0][1] for p in ps]
+    back = [p for r in res for p in PieceResult.from_bytes(r.to_bytes()).problems]
+    assert back == problems and {p.option for p in back} == {"--group-field"}  # (the workers')
     assert "has no 'accession' field (see --group-field)" in problems
     for what in ("is null", "is a list", "is empty", "is true (true/false)"):
         assert f"field 'accession' {what}, not a group name (see --group-field)" in problems
@@ -273,9 +276,11 @@ def test_csv_group_column_and_kept_cells(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     with Dataset(tmp_path / "h.h5") as ds:
         assert C.group_summary(ds)["groups"] == 4
-    r = _cli(src, tmp_path / "c.h5", *args[:6], "--group-field", "strain")
+    r = _cli(src, tmp_path / "c.h5", *args[:6], "--group-field", "strain", "--events", "-")
     assert r.returncode == 2 and "t.csv:1: has no column 'strain'" in r.stderr
     assert "--group-field" in r.stderr
+    failed = json.loads(r.stdout.splitlines()[-1])
+    assert (failed["option"], failed["value"]) == ("--group-field", "strain")
 
 
 # -- npz and a folder of .npy -------------------------------------------------------------------
@@ -352,10 +357,14 @@ def test_bad_group_values_follow_on_error(tmp_path: Path) -> None:
         lines.append('{"_id": "r%d", %s"label": %d, "data": "%s"}' % (no, acc, no % 2, data))
     src.write_text("\n".join(lines) + "\n")
     args = ["--format", "jsonl", "--group-field", "accession", "--keep-fields", "_id"]
-    r = _cli(src, tmp_path / "o.h5", *args)
+    r = _cli(src, tmp_path / "o.h5", *args, "--events", "-")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert "b.jsonl:3: has no 'accession' field (see --group-field)" in r.stderr
     assert "--on-error skip" in r.stderr
+    failed = json.loads(r.stdout.splitlines()[-1])  # the row's problem names its option
+    assert (failed["event"], failed["option"], failed["value"]) == (
+        "failed", "--group-field", "accession",
+    )  # fmt: skip
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.jsonl"]  # nothing half-written
     r = _cli(src, tmp_path / "o.h5", *args, "--on-error", "skip", "--events", "-")
     assert r.returncode == 0, r.stderr

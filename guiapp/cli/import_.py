@@ -10,10 +10,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ..core.errors import UserError
+from typing import Any
 
 EPILOG = """examples:
   guiapp import genomes.jsonl kmers.h5 --format jsonl --length 126 --on-error skip
@@ -195,39 +192,6 @@ def print_summary(summary: dict[str, Any]) -> None:
     sys.stdout.write("\n".join(lines) + "\n")
 
 
-#: The importer's messages that end with a fix naming one option, and that option: the
-#: option (and, where the message ends with it exactly, the fix) of an importer error that
-#: does not name them itself. A bridge until the raise sites in guiapp/core/importers pass
-#: ``option=``; (words the message ends with, option, the words are its whole fix).
-IMPORTER_FIXES: tuple[tuple[str, str, bool], ...] = (
-    ("Fix the row, or pass --on-error skip to leave bad rows out", "--on-error", True),
-    (
-        "Clean the source data, or pass --on-nonfinite skip to leave those rows out",
-        "--on-nonfinite",
-        True,
-    ),
-    ("Choose another name or pass --overwrite", "--overwrite", True),
-    ("Pass --label-field NAME or a 0-based column number", "--label-field", True),
-    ("Pass --data-field NAME or a 0-based column number", "--data-field", True),
-    ("Pass --x-key/--y-key", "--x-key", True),
-    ("pass --dtype or convert them", "--dtype", True),
-    (" or pass --labels LABELS.csv", "--labels", False),
-)
-
-
-def importer_option(exc: UserError, args: argparse.Namespace) -> None:
-    """Name the option (its value as given) and the fix of an importer error that names
-    none (see :data:`IMPORTER_FIXES`)."""
-    if exc.option is not None:
-        return
-    for words, option, whole in IMPORTER_FIXES:
-        if exc.message.endswith(words):
-            exc.concerning(option, getattr(args, option[2:].replace("-", "_"), None))
-            if whole and exc.fix is None:
-                exc.fix = words
-            return
-
-
 def cmd_import(args: argparse.Namespace) -> int:
     from ..core.errors import Cancelled, UserError
     from ..core.events import CancelToken, EventSink
@@ -237,11 +201,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     keep_freed_memory()  # this process is the import's own (the GUI runs it as a child)
     small_pages()
     if args.events not in (None, "-"):
-        raise UserError("--events takes '-' (JSON lines on stdout)")
+        raise UserError(
+            "--events takes '-' (JSON lines on stdout)", option="--events", value=args.events
+        )
     sink = EventSink(stream=sys.stdout if args.events == "-" else None)
     if args.events is None:
         sink.listeners.append(HumanProgress())
-    sink.explain_failure = lambda exc: importer_option(exc, args)
     cancel = CancelToken()
     cancel.install_signal_handlers()
     cancel.watch_stdin()
@@ -254,7 +219,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         workers = int(args.workers)
     else:
         raise UserError(
-            f"--workers {args.workers!r}: give a number of processes (1 or more) or auto"
+            f"--workers {args.workers!r}: give a number of processes (1 or more) or auto",
+            option="--workers",
+            value=args.workers,
         )
     cfg = ImportConfig(
         src=Path(args.src),

@@ -158,11 +158,12 @@ def check_same_config(path: Path, cfg: GenConfig) -> dict[str, Any]:
         )
     diffs = _differences(stored, cfg.to_json())
     if diffs:
-        raise UserError(
-            f"{path}: cannot resume: the dataset was generated with a different configuration "
-            f"({'; '.join(diffs)}). Rerun with the original options, or pass --overwrite to "
-            "start over"
+        problem = (
+            "cannot resume: the dataset was generated with a different configuration "
+            f"({'; '.join(diffs)})"
         )
+        fix = "Rerun with the original options, or pass --overwrite to start over"
+        raise UserError(f"{path}: {problem}. {fix}", option="--overwrite", problem=problem, fix=fix)
     return dict(prov)
 
 

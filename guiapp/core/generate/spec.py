@@ -173,9 +173,18 @@ def resolve_config(
             n, seed, shape, dtype, params, augment, shard_rows, on_nonfinite, classes
         )
     if n is None:
-        raise UserError("--n: missing; give the number of rows to generate, e.g. --n 100000")
+        raise UserError(
+            "--n: missing; give the number of rows to generate, e.g. --n 100000",
+            option="--n",
+            problem="missing",
+            fix="give the number of rows to generate, e.g. --n 100000",
+        )
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise UserError(f"--n {n!r}: give the number of rows to generate (at least 1)")
+        raise UserError(
+            f"--n {n!r}: give the number of rows to generate (at least 1)",
+            option="--n",
+            value=n,
+        )
     check_seed(seed)
     if on_nonfinite not in NONFINITE_POLICIES:
         raise OptionError("on-nonfinite", on_nonfinite, "unknown policy", "use error or skip")
@@ -191,17 +200,31 @@ def resolve_config(
     params = dict(params or {})
     is_file = generator not in BUILTIN
     if is_file and not generator.endswith(".py"):
+        fix = "use patterns2d, kmer1d, genomes or a FILE.py defining generate(rng, n, params)"
         raise UserError(
-            f"--generator {generator!r}: unknown; use patterns2d, kmer1d, genomes or a FILE.py "
-            "defining generate(rng, n, params)"
+            f"--generator {generator!r}: unknown; {fix}",
+            option="--generator",
+            value=generator,
+            problem="unknown",
+            fix=fix,
         )
     base: dict[str, Any] = BUILTIN_DEFAULTS.get(generator, {"shape": None, "dtype": "float32"})
     shape = tuple(int(s) for s in (shape or params.pop("shape", None) or base["shape"] or ()))
     if not shape:
-        raise UserError(f"{generator}: give the sample shape with --shape (like 25x25 or 126)")
+        raise UserError(
+            f"{generator}: give the sample shape with --shape (like 25x25 or 126)",
+            option="--shape",
+        )
     dtype = str(dtype or params.pop("dtype", None) or base["dtype"])
     if dtype not in SAMPLE_DTYPES:
-        raise UserError(f"--dtype {dtype}: not supported; use one of {', '.join(SAMPLE_DTYPES)}")
+        fix = f"use one of {', '.join(SAMPLE_DTYPES)}"
+        raise UserError(
+            f"--dtype {dtype}: not supported; {fix}",
+            option="--dtype",
+            value=dtype,
+            problem="not supported",
+            fix=fix,
+        )
     if row_nbytes(shape, np.dtype(dtype)) > MAX_SAMPLE_BYTES:
         raise OptionError(
             "shape",
@@ -212,7 +235,11 @@ def resolve_config(
         )
     classes = int(classes or params.pop("classes", None) or 5)
     if not 1 <= classes <= 65535:
-        raise UserError(f"--classes {classes}: give an integer in 1..65535")
+        raise UserError(
+            f"--classes {classes}: give an integer in 1..65535",
+            option="--classes",
+            value=classes,
+        )
     params.update(shape=list(shape), classes=classes)
     file = digest = None
     if is_file:
@@ -238,7 +265,11 @@ def resolve_config(
     groups = groups or own_groups
     cap = shard_rows or default_capacity(shape, np.dtype(dtype))
     if cap < 1:
-        raise UserError(f"--shard-rows {cap}: give a positive number of rows per shard")
+        raise UserError(
+            f"--shard-rows {cap}: give a positive number of rows per shard",
+            option="--shard-rows",
+            value=cap,
+        )
     return GenConfig(
         generator="file" if is_file else generator,
         n=n,
@@ -278,7 +309,11 @@ def genomes_config(
 
     check_seed(seed)
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-        raise UserError(f"--n {n!r}: give the number of reads (at least 1), or leave it out")
+        raise UserError(
+            f"--n {n!r}: give the number of reads (at least 1), or leave it out",
+            option="--n",
+            value=n,
+        )
     if augment is not None:
         raise OptionError(
             "augment",

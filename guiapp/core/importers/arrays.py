@@ -117,7 +117,9 @@ def check_column_array(s: NpyStream, npz: Path, key: str, x_key: str, rows: int,
     if s.dtype.kind not in "iuSU":
         raise UserError(
             f"{npz}: array {key!r} ({opt}) has dtype {s.dtype}; give integers or strings "
-            f"(e.g. {key} = {key}.astype(str) before numpy.savez)"
+            f"(e.g. {key} = {key}.astype(str) before numpy.savez)",
+            option=opt,
+            value=key,
         )
     n = s.shape[0] if s.shape else 1
     one_d = len(s.shape) == 1 or (len(s.shape) == 2 and s.shape[1] == 1)
@@ -125,7 +127,9 @@ def check_column_array(s: NpyStream, npz: Path, key: str, x_key: str, rows: int,
         raise UserError(
             f"{npz}: array {key!r} ({opt}) has {n:,} values (shape {s.shape}), array "
             f"{x_key!r} has {rows:,} rows. Give one value per sample: a 1-D array as long as "
-            f"{x_key!r}, in the same order"
+            f"{x_key!r}, in the same order",
+            option=opt,
+            value=key,
         )
 
 
@@ -137,7 +141,9 @@ class NpySource(Source):
     def __init__(self, src: Path, labels: Path | None) -> None:
         super().__init__()
         if labels is None:
-            raise UserError("--format npy needs --labels LABELS.npy (one label per sample)")
+            raise UserError(
+                "--format npy needs --labels LABELS.npy (one label per sample)", option="--labels"
+            )
         for p in (src, labels):
             if not p.is_file():
                 raise UserError(f"{p}: does not exist or is not a file. Check the path")
@@ -182,13 +188,18 @@ class NpzSource(Source):
                 for key, opt in zip([x_key, y_key, *self.fields], opts, strict=True):
                     if key + ".npy" not in names:
                         keys = ", ".join(n[:-4] for n in names if n.endswith(".npy"))
+                        problem = f"has no array {key!r} (it holds: {keys or 'nothing'})"
+                        fix = (
+                            "Pass --x-key/--y-key"
+                            if opt in opts[:2]
+                            else f"Pass {opt} with one of them"
+                        )
                         raise UserError(
-                            f"{src}: has no array {key!r} (it holds: {keys or 'nothing'}). "
-                            + (
-                                "Pass --x-key/--y-key"
-                                if opt in opts[:2]
-                                else f"Pass {opt} with one of them"
-                            )
+                            f"{src}: {problem}. {fix}",
+                            option=opt,
+                            value=key,
+                            problem=problem,
+                            fix=fix,
                         )
                 info = z.getinfo(x_key + ".npy")
                 self.total_bytes = info.file_size
@@ -227,7 +238,11 @@ def read_labels_csv(path: Path) -> dict[str, str]:
                 if not row or all(not c.strip() for c in row):
                     continue
                 if len(row) < 2:
-                    raise UserError(f"{path}:{no}: needs two columns, file and label")
+                    raise UserError(
+                        f"{path}:{no}: needs two columns, file and label",
+                        option="--labels",
+                        value=path,
+                    )
                 f, label = row[0].strip(), row[1].strip()
                 if no == 1 and not f.lower().endswith(".npy"):
                     continue  # a header
@@ -276,13 +291,18 @@ class NpyDirSource(Source):
             if labels is not None:
                 lab = table.get(rel) or by_name.get(p.name)
                 if lab is None:
-                    raise UserError(f"{labels}: has no label for {rel}. Add a line '{rel},LABEL'")
+                    raise UserError(
+                        f"{labels}: has no label for {rel}. Add a line '{rel},LABEL'",
+                        option="--labels",
+                        value=labels,
+                    )
             else:
                 parts = rel.split("/")
                 if len(parts) < 2:
+                    problem = f"{rel} is not in a class subfolder"
+                    fix = f"Put files in {src.name}/CLASS/ or pass --labels LABELS.csv"
                     raise UserError(
-                        f"{src}: {rel} is not in a class subfolder. Put files in "
-                        f"{src.name}/CLASS/ or pass --labels LABELS.csv"
+                        f"{src}: {problem}. {fix}", option="--labels", problem=problem, fix=fix
                     )
                 lab = parts[0]
             self.label_of[rel] = lab
@@ -291,7 +311,9 @@ class NpyDirSource(Source):
         self.total_bytes = sum(p.stat().st_size for p in self.files)
         ndims = [len(s) for s in shapes]
         if per_file not in ("auto", "sample", "stack"):
-            raise UserError("--per-file takes auto, sample or stack")
+            raise UserError(
+                "--per-file takes auto, sample or stack", option="--per-file", value=per_file
+            )
         if per_file == "auto":
             low = min(ndims)
             self.stacked = [d > low for d in ndims]

@@ -82,7 +82,11 @@ def storage_dtype(cfg: ImportConfig, source_dtype: np.dtype | None) -> np.dtype:
     if cfg.dtype:
         name = cfg.dtype.lower()
         if name not in SAMPLE_DTYPES:
-            raise UserError(f"--dtype {cfg.dtype!r} is not one of {', '.join(SAMPLE_DTYPES)}")
+            raise UserError(
+                f"--dtype {cfg.dtype!r} is not one of {', '.join(SAMPLE_DTYPES)}",
+                option="--dtype",
+                value=cfg.dtype,
+            )
         return np.dtype(name)
     if source_dtype is None:
         return np.dtype("uint16")
@@ -94,9 +98,9 @@ def storage_dtype(cfg: ImportConfig, source_dtype: np.dtype | None) -> np.dtype:
         return np.dtype("int32")  # values outside int32 are row errors, never wrapped
     if source_dtype.kind == "f":
         return np.dtype("float64")
-    raise UserError(
-        f"the arrays have dtype {source_dtype}, which is not numeric; pass --dtype or convert them"
-    )
+    problem = f"the arrays have dtype {source_dtype}, which is not numeric"
+    fix = "pass --dtype or convert them"
+    raise UserError(f"{problem}; {fix}", option="--dtype", problem=problem, fix=fix)
 
 
 def peek_dtype(source: Source) -> np.dtype | None:

@@ -22,6 +22,7 @@ from ..atomic import fsync_dir
 from ..errors import Cancelled, DatasetError, UserError, disk_error
 from ..events import CancelToken, EventSink
 from ..store import Dataset, remove_dataset, shard_dir
+from ..store.writer import already_exists
 from . import resume, staging
 from .config import ImportConfig, peek_dtype, storage_dtype
 from .lineage import JobLineage, check_fields
@@ -41,22 +42,36 @@ class ImportJob:
         self.sink = sink
         self.cancel = cancel
         if cfg.on_error not in ("abort", "skip"):
-            raise UserError("--on-error takes 'skip' or 'abort'")
+            raise UserError(
+                "--on-error takes 'skip' or 'abort'", option="--on-error", value=cfg.on_error
+            )
         if cfg.on_nonfinite not in ("abort", "skip"):
-            raise UserError("--on-nonfinite takes 'skip' or 'abort'")
+            raise UserError(
+                "--on-nonfinite takes 'skip' or 'abort'",
+                option="--on-nonfinite",
+                value=cfg.on_nonfinite,
+            )
         if cfg.workers < 1:
-            raise UserError(f"--workers {cfg.workers}: give at least 1")
+            raise UserError(
+                f"--workers {cfg.workers}: give at least 1", option="--workers", value=cfg.workers
+            )
         if cfg.memory_mb <= 0:
-            raise UserError("--memory-mb must be positive")
+            raise UserError(
+                "--memory-mb must be positive", option="--memory-mb", value=cfg.memory_mb
+            )
         if cfg.shard_rows is not None and cfg.shard_rows <= 0:
-            raise UserError("--shard-rows must be positive")
+            raise UserError(
+                "--shard-rows must be positive", option="--shard-rows", value=cfg.shard_rows
+            )
         if cfg.compression in ("none", ""):
             cfg.compression = None
         out = Path(cfg.out)
         if out.is_dir():
-            raise DatasetError(out, "is a folder", "Give the dataset's file name, e.g. OUT.h5")
+            raise DatasetError(
+                out, "is a folder", "Give the dataset's file name, e.g. OUT.h5", option="--out"
+            )
         if (out.exists() or shard_dir(out).exists()) and not (cfg.overwrite or cfg.resume):
-            raise DatasetError(out, "already exists", "Choose another name or pass --overwrite")
+            raise already_exists(out, cfg.overwrite)
         fields = check_fields(cfg.format, cfg.group_field, cfg.keep_fields)
         self.source = open_source(
             cfg.format,
@@ -193,7 +208,7 @@ class ImportJob:
             if self.stage.exists():
                 shutil.rmtree(self.stage)
             if (out.exists() or shard_dir(out).exists()) and not self.cfg.overwrite:
-                raise DatasetError(out, "already exists", "Choose another name or pass --overwrite")
+                raise already_exists(out, self.cfg.overwrite)
         self.stage.mkdir(parents=True, exist_ok=True)
         self.lock.acquire()
         return saved
@@ -263,7 +278,7 @@ class ImportJob:
         out = Path(self.cfg.out)
         if out.exists() or (shard_dir(out).exists() and shard_dir(staged).exists()):
             if not self.cfg.overwrite:
-                raise DatasetError(out, "already exists", "Choose another name or pass --overwrite")
+                raise already_exists(out, self.cfg.overwrite)
             remove_dataset(out)
         # Renames of a finished dataset (a folder, then its index), not file writes: the
         # files were made whole and durable by the store's writer (core/atomic.py writes files).

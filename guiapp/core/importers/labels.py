@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UserError
+from ..errors import Problem, UserError
 
 #: A label field with more distinct values than this is almost surely the wrong field.
 MAX_CLASSES = 65536
@@ -134,13 +134,22 @@ def join_labels(parts: Sequence[Labels]) -> Labels:
     return out
 
 
+def _problem(exc: ValueError) -> str:
+    """A bad label's problem: the ``Problem`` it was raised with (naming its option), or
+    its text."""
+    first = exc.args[0] if exc.args else None
+    return first if isinstance(first, Problem) else str(exc)
+
+
 class LabelMap:
     """Maps raw labels to provisional ids (pass 1) and then to class indices (pass 2)."""
 
     def __init__(self, class_names: Sequence[str] | None = None) -> None:
         self.fixed = [str(c) for c in class_names] if class_names else None
         if self.fixed is not None and len(set(self.fixed)) != len(self.fixed):
-            raise UserError("--class-names has a name twice")
+            raise UserError(
+                "--class-names has a name twice", option="--class-names", value=",".join(self.fixed)
+            )
         self._by_name = {c: i for i, c in enumerate(self.fixed or [])}
         self.keys: list[int | str] = []  # provisional id -> normalized label
         self._ids: dict[Any, int] = {}
@@ -156,18 +165,28 @@ class LabelMap:
                     k = key if isinstance(key, int) else _int_like(key)
                     if k is None:
                         raise ValueError(
-                            f"label {key!r} is not one of --class-names ({', '.join(self.fixed)})"
+                            Problem(
+                                f"label {key!r} is not one of --class-names "
+                                f"({', '.join(self.fixed)})",
+                                option="--class-names",
+                                value=",".join(self.fixed),
+                            )
                         )
                     if k >= len(self.fixed):
                         raise ValueError(
-                            f"label {k} is out of range for {len(self.fixed)} --class-names"
+                            Problem(
+                                f"label {k} is out of range for {len(self.fixed)} --class-names",
+                                option="--class-names",
+                                value=",".join(self.fixed),
+                            )
                         )
                     pid = k
             else:
                 if len(self.keys) >= MAX_CLASSES:
                     raise UserError(
                         f"the labels have more than {MAX_CLASSES} distinct values; check "
-                        "--label-field (is it the data column?)"
+                        "--label-field (is it the data column?)",
+                        option="--label-field",
                     )
                 pid = len(self.keys)
                 self.keys.append(key)
@@ -196,7 +215,7 @@ class LabelMap:
             try:
                 mapped[j] = self._provisional(normalize(values[j]))
             except ValueError as exc:
-                problems[int(uniq[j])] = str(exc)
+                problems[int(uniq[j])] = _problem(exc)
         if hi < 1 << 16:
             table = np.full(hi + 1, -1, dtype=np.int32)
             table[uniq] = mapped
@@ -227,7 +246,7 @@ class LabelMap:
                 try:
                     mapped[j] = self._provisional(normalize(u))
                 except ValueError as exc:
-                    problems[j] = str(exc)
+                    problems[j] = _problem(exc)
             out = mapped[inv.reshape(-1)]
             if problems:
                 errors = [(int(i), problems[int(inv[i])]) for i in np.flatnonzero(out < 0)]
@@ -240,7 +259,7 @@ class LabelMap:
                 try:
                     pid = self._provisional(normalize(v))
                 except ValueError as exc:
-                    hit = (str(exc),)
+                    hit = (_problem(exc),)
                 else:
                     hit = pid
                 if plain:
@@ -251,7 +270,7 @@ class LabelMap:
                 out[i] = hit
         return out, errors
 
-    def mixed(self, rows: Sequence[int]) -> str | None:
+    def mixed(self, rows: Sequence[int]) -> Problem | None:
         """A warning when the labels mix whole numbers with other text (one ``"1.0"`` among
         0..11 makes every label a name, sorted as text: label 10 becomes class 2), naming
         the fewer kind's values and the rows that hold them (``rows``: rows per key)."""
@@ -270,9 +289,11 @@ class LabelMap:
                           for k in sorted(odd, key=str)[:5])  # fmt: skip
         more = f" and {len(odd) - 5} more" if len(odd) > 5 else ""
         total = f", {odd_rows:,} rows in all" if len(odd) > 1 else ""
-        return (
+        return Problem(
             f"the labels mix {other} with other values: {shown}{more}{total}; every label is taken as a name and the classes are sorted as text "
-            f"({', '.join(self.finish()[0][:6])}, ...). Fix those rows, or give --class-names"
+            f"({', '.join(self.finish()[0][:6])}, ...). Fix those rows, or give --class-names",
+            option="--class-names",
+            fix="Fix those rows, or give --class-names",
         )
 
     def finish(self) -> tuple[list[str], np.ndarray]:
@@ -286,7 +307,9 @@ class LabelMap:
             if k > MAX_CLASSES:
                 raise UserError(
                     f"label {k - 1} would make {k} classes; check --label-field, or give "
-                    "string labels or --class-names"
+                    "string labels or --class-names",
+                    option="--class-names",
+                    fix="check --label-field, or give string labels or --class-names",
                 )
             return [str(i) for i in range(k)], np.asarray(values, dtype=np.int32)
         names = sorted({str(key) for key in self.keys})

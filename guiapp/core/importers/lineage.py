@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OptionError, UserError
+from ..errors import OptionError, Problem, UserError
 from ..store.columns import GROUP, MAX_GROUPS, check_column_name, group_id
 from .lineage_piece import MAX_VALUE_BYTES, group_ids
 from .rowcols import RowCols, pack_s
@@ -121,13 +121,15 @@ def csv_field_cols(src: Any, fields: list[str], group: bool) -> dict[str, list[i
             elif name.isdigit():
                 cols.append(int(name))
             elif header is None:
+                problem, fix = f"{opt} {name!r} needs a header row", "Give a 0-based column number"
                 raise UserError(
-                    f"{where}: {opt} {name!r} needs a header row. Give a 0-based column number"
+                    f"{where}: {problem}. {fix}", option=opt, value=name, problem=problem, fix=fix
                 )
             else:
+                problem = f"has no column {name!r} (header: {', '.join(header)[:200]})"
+                fix = f"Pass {opt} with a column name of the header or a 0-based column number"
                 raise UserError(
-                    f"{where}: has no column {name!r} (header: {', '.join(header)[:200]}). "
-                    f"Pass {opt} with a column name of the header or a 0-based column number"
+                    f"{where}: {problem}. {fix}", option=opt, value=name, problem=problem, fix=fix
                 )
         out[str(i)] = cols
     return out
@@ -187,7 +189,10 @@ class JobLineage:
             raise UserError(
                 f"{self.src}: more than {MAX_GROUPS:,} distinct values of --group-field "
                 f"{self.fields.group!r}; a group is a lineage many rows share (an "
-                "organism, a patient), not a row's own id. Pick another --group-field"
+                "organism, a patient), not a row's own id. Pick another --group-field",
+                option="--group-field",
+                value=self.fields.group,
+                fix="Pick another --group-field",
             )
         for gid, name in zip(new, cols.name_of(new), strict=True):
             known[gid] = name
@@ -209,7 +214,11 @@ class JobLineage:
             for i in np.flatnonzero(empty | (lens > MAX_VALUE_BYTES)).tolist():
                 r = int(rows[i])
                 p = (
-                    f"group {name!r} is empty, not a group name (see --group-field)"
+                    Problem(
+                        f"group {name!r} is empty, not a group name (see --group-field)",
+                        option="--group-field",
+                        value=name,
+                    )
                     if lens[i] == 0
                     else f"field {name!r} holds {int(lens[i]):,} bytes, more than {MAX_VALUE_BYTES}"
                 )
@@ -257,7 +266,9 @@ class JobLineage:
         if have < size:
             raise UserError(
                 f"{self.path}: the stopped import's group names hold {have:,} bytes, its "
-                f"checkpoint counts {size:,}. Run the import without --resume to start over"
+                f"checkpoint counts {size:,}. Run the import without --resume to start over",
+                option="--resume",
+                value=True,
             )
         with open(self.path, "r+b" if cut else "rb") as fh:
             if cut:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xxhash
 
+from ..errors import Problem
 from . import jitcols, jitfields
 from .jitfields import INT, MISSING, NULL, OTHER, STR, SURE
 from .jitparse import OK
@@ -243,17 +244,21 @@ def scanned_fields(
 def _group_problem(
     name: str, kd: int, exact: dict[int, list[tuple[int, str]]], i: int, csv_cols: list[int] | None
 ) -> str:
-    """Why record ``i``'s group field (of kind ``kd``) names no group."""
+    """Why record ``i``'s group field (of kind ``kd``) names no group (a ``Problem``
+    naming ``--group-field``)."""
     how = "--group-field"
     if kd == MISSING:
         if csv_cols is not None:
-            return f"has no column {csv_cols[0]} for {name!r} (see {how})"
-        return f"has no {name!r} field (see {how})"
-    if kd == NULL:
-        return f"field {name!r} is null, not a group name (see {how})"
-    if kd == OTHER:
-        return f"field {name!r} is {_described(exact[i][0][1])}, not a group name (see {how})"
-    return f"field {name!r} is empty, not a group name (see {how})"
+            text = f"has no column {csv_cols[0]} for {name!r} (see {how})"
+        else:
+            text = f"has no {name!r} field (see {how})"
+    elif kd == NULL:
+        text = f"field {name!r} is null, not a group name (see {how})"
+    elif kd == OTHER:
+        text = f"field {name!r} is {_described(exact[i][0][1])}, not a group name (see {how})"
+    else:
+        text = f"field {name!r} is empty, not a group name (see {how})"
+    return Problem(text, option=how, value=name)
 
 
 def record_spans(

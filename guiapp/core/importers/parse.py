@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UserError
+from ..errors import Problem, UserError
 
 _SPLIT = re.compile(r"[,\s]+")
 
@@ -40,14 +40,28 @@ class Fit:
     def __post_init__(self) -> None:
         self.dtype = np.dtype(self.dtype)
         if self.pad not in ("post", "pre") or self.truncate not in ("post", "pre"):
-            raise UserError("--pad and --truncate take 'post' or 'pre'")
+            name = "pad" if self.pad not in ("post", "pre") else "truncate"
+            raise UserError(
+                "--pad and --truncate take 'post' or 'pre'",
+                option=f"--{name}",
+                value=getattr(self, name),
+            )
         if self.length is not None:
             if self.length <= 0:
-                raise UserError(f"--length {self.length} must be a positive number of values")
+                raise UserError(
+                    f"--length {self.length} must be a positive number of values",
+                    option="--length",
+                    value=self.length,
+                )
             self.sample_shape = (self.length,)
         problem = value_problem(np.array([self.pad_value], dtype=np.float64), self.dtype)
         if problem:
-            raise UserError(f"--pad-value {self.pad_value:g}: {problem}")
+            raise UserError(
+                f"--pad-value {self.pad_value:g}: {problem}",
+                option="--pad-value",
+                value=self.pad_value,
+                problem=problem,
+            )
 
 
 @dataclass
@@ -209,9 +223,17 @@ class Shaper:
         fit = self.fit
         if fit.length is not None:
             if len(shape) != 1:
-                raise UserError(
+                problem = (
                     f"--length pads or truncates 1-D rows, but these samples have shape "
-                    f"{'x'.join(map(str, shape))}; leave --length out"
+                    f"{'x'.join(map(str, shape))}"
+                )
+                fix = "leave --length out"
+                raise UserError(
+                    f"{problem}; {fix}",
+                    option="--length",
+                    value=fit.length,
+                    problem=problem,
+                    fix=fix,
                 )
             return ""
         if fit.sample_shape is None:
@@ -221,9 +243,10 @@ class Shaper:
             return ""
         if tuple(shape) != fit.sample_shape:
             if len(shape) == 1 and len(fit.sample_shape) == 1:
-                return (
+                return Problem(
                     f"has {shape[0]} values, but the first row has {fit.sample_shape[0]} "
-                    f"(pass --length {fit.sample_shape[0]} to pad or truncate)"
+                    f"(pass --length {fit.sample_shape[0]} to pad or truncate)",
+                    option="--length",
                 )
             hint = " (a folder of stacked samples needs --per-file stack)" if len(shape) > 1 else ""
             return (

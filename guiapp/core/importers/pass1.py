@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UserError
+from ..errors import Problem, UserError
 from ..events import CancelToken, EventSink, RateMeter
 from ..store.jitsums import gen_stats
 from ..store.stats import GenStats
@@ -172,10 +172,15 @@ class ReadPass:
                 self._after_chunk({"chunks": n + 1})
         self.job.progress.emit("read", self.meter, self.job.source.total_bytes, t, force=True)
         if t.nonfinite_rows and self.job.cfg.on_nonfinite == "abort":
+            more = " ..." if t.nonfinite_rows > len(t.nonfinite_at) else ""
+            problem = f"{t.nonfinite_values} NaN/Inf value(s) in {t.nonfinite_rows} row(s)"
+            fix = "Clean the source data, or pass --on-nonfinite skip to leave those rows out"
             raise UserError(
-                f"{', '.join(t.nonfinite_at)}{' ...' if t.nonfinite_rows > len(t.nonfinite_at) else ''}: "
-                f"{t.nonfinite_values} NaN/Inf value(s) in {t.nonfinite_rows} row(s). Clean the "
-                "source data, or pass --on-nonfinite skip to leave those rows out"
+                f"{', '.join(t.nonfinite_at)}{more}: {problem}. {fix}",
+                option="--on-nonfinite",
+                value=self.job.cfg.on_nonfinite,
+                problem=problem,
+                fix=fix,
             )
         if t.rows == 0:
             first = f" (first problem: {t.reports[0]})" if t.reports else ""
@@ -295,7 +300,7 @@ class ReadPass:
                 }
             )
         if res.fatal:
-            raise UserError(res.fatal)
+            raise res.fatal_error()
 
     def _record_chunk(self, c: RecordChunk) -> None:
         """A chunk of records: labels, errors in line order, counts, then its good rows."""
@@ -369,8 +374,18 @@ class ReadPass:
         t = self.tally
         if self.job.cfg.on_error == "abort":
             _, where, problem = errors[0]
+            fix = "Fix the row, or pass --on-error skip to leave bad rows out"
+            # the option the row's problem names (--length, --label-field, --group-field,
+            # --class-names), else the one that would leave the row out
+            option, value = "--on-error", self.job.cfg.on_error
+            if isinstance(problem, Problem) and problem.option:
+                option, value = problem.option, problem.value
             raise UserError(
-                f"{where}: {problem}. Fix the row, or pass --on-error skip to leave bad rows out"
+                f"{where}: {problem}. {fix}",
+                option=option,
+                value=value,
+                problem=str(problem),
+                fix=fix,
             )
         for _, where, problem in errors:
             t.skipped += 1

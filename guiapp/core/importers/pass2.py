@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import DatasetError
+from ..errors import DatasetError, Problem
 from ..events import RateMeter
 from ..provenance import versions
 from ..store import Dataset, DatasetWriter
@@ -29,7 +29,7 @@ class WritePass:
         self.job = job
         self.read = read
         self.max_bucket_bytes = max_bucket_bytes
-        self.label_warning: str | None = None
+        self.label_warning: Problem | None = None
         self.meter: RateMeter | None = None
         self.rows = 0
 
@@ -71,14 +71,16 @@ class WritePass:
         class_names, remap = self.read.labels.finish()
         self.label_warning = self.read.labels.mixed(t.label_rows)
         if self.label_warning and saved is None:
-            self.job.sink.emit("log", level="warning", message=self.label_warning)
+            self.job.sink.emit(
+                "log", level="warning", message=self.label_warning, option=self.label_warning.option
+            )
         meter = self.meter = RateMeter(t.rows)
         staged = self.job.stage / Path(cfg.out).name
         done = 0 if saved is None else int(saved.get("rows", 0))
         if done and not staged.exists():  # (its buckets up to there are deleted)
             raise DatasetError(
                 staged, "is missing: the stopped import's rows cannot be recovered",
-                "Run the import without --resume to start over",
+                "Run the import without --resume to start over", option="--resume",
             )  # fmt: skip
         positions: list[dict[str, Any]] = list((saved or {}).get("positions") or [])
         if done:

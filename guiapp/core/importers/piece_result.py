@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import Problem, UserError
 from .labels import IntLabels, Labels, join_labels
 from .parse import Fit
 from .rowcols import RowCols
@@ -78,6 +79,8 @@ class PieceResult:
     fitted: np.ndarray  # int8 per GOOD record: -1 padded, 1 truncated, 0 as is; 2 empty
     sample_shape: list[int] | None = None
     fatal: str = ""  # a UserError that stops the import at the end of these records
+    #: that error's fields (``UserError.fields()``: its option, value, problem, fix)
+    fatal_fields: dict[str, Any] | None = None
     #: the GOOD records' group and kept fields (``ParseSpec.fields``)
     lineage: RowCols | None = None
 
@@ -93,8 +96,14 @@ class PieceResult:
             "lines": self.lines,
             "labels": labels.text if isinstance(labels, IntLabels) else labels,
             "problems": self.problems,
+            "problem_fields": {  # a Problem's option (lost as JSON text, restored below)
+                i: [p.option, p.value, p.fix]
+                for i, p in enumerate(self.problems)
+                if isinstance(p, Problem) and p.option
+            },
             "sample_shape": self.sample_shape,
             "fatal": self.fatal,
+            "fatal_fields": self.fatal_fields,
             "lineage": None if lin is None else {"group": lin.ids is not None},
             "arrays": [[a.dtype.str, list(a.shape)] for a in arrays],
         }
@@ -117,13 +126,21 @@ class PieceResult:
         line, end, kind, x, fitted, codes = arrays[:6]
         lin = head["lineage"]
         labels = head["labels"]
+        problems = head["problems"]
+        for i, (option, value, fix) in head["problem_fields"].items():
+            problems[int(i)] = Problem(problems[int(i)], option=option, value=value, fix=fix)
         if isinstance(labels, bool):  # an IntLabels: its text flag, the codes as an array
             labels = IntLabels(codes, labels)
         return cls(
-            head["piece"], head["lines"], line, end, kind, labels, head["problems"],
-            x, fitted, head["sample_shape"], head["fatal"],
+            head["piece"], head["lines"], line, end, kind, labels, problems,
+            x, fitted, head["sample_shape"], head["fatal"], head["fatal_fields"],
             None if lin is None else RowCols.from_arrays(arrays[6:], lin["group"]),
         )  # fmt: skip
+
+    def fatal_error(self) -> UserError:
+        """The error that stops the import here, with the fields it was raised with."""
+        fields = self.fatal_fields or {"message": self.fatal}
+        return UserError(**fields)
 
 
 class Records:
@@ -146,7 +163,7 @@ class Records:
         self.problems += problems
 
     def result(
-        self, piece: int, lines: int, dtype: np.dtype, shape: Any, fatal: str
+        self, piece: int, lines: int, dtype: np.dtype, shape: Any, fatal: UserError | None
     ) -> PieceResult:
         s = tuple(shape) if shape is not None else (0,)
         xs = [p[3].astype(dtype, copy=False) for p in self.parts if len(p[3])]
@@ -166,5 +183,6 @@ class Records:
             x=x,
             fitted=cat(fit).astype(np.int8) if fit else np.empty(0, np.int8),
             sample_shape=None if shape is None else list(shape),
-            fatal=fatal,
+            fatal="" if fatal is None else str(fatal),
+            fatal_fields=None if fatal is None else fatal.fields(),
         )

@@ -140,12 +140,12 @@ class PieceParser:
             if at >= 0 and lines[at].startswith(b"\xef\xbb\xbf"):  # a byte order mark
                 lines[at] = lines[at][3:]
         out = Records()
-        fatal = ""
+        fatal: UserError | None = None
         try:
             for b in range(0, len(lines), BLOCK_LINES):
                 self._block(lines[b : b + BLOCK_LINES], b, ends, piece, out)
         except UserError as exc:
-            fatal = str(exc)
+            fatal = exc
         shape = self.fit.sample_shape
         res = out.result(piece.index, len(lines), self.dtype, shape, fatal)
         if spec.fields:  # the lines again, as one buffer (their byte order marks removed)
@@ -183,7 +183,7 @@ class PieceParser:
         text = fmt == jitparse.CSV
         ok_before = np.concatenate([[0], np.cumsum(sc.status == jitparse.OK)])
         out = Records()
-        fatal = ""
+        fatal: UserError | None = None
         try:
             for a, b, taken in scanned.runs(sc, BLOCK_LINES, special, self.label_ok, text):
                 if taken:
@@ -202,7 +202,7 @@ class PieceParser:
                             lines[k] = lines[k][3:]
                     self._block(lines, c, ends, piece, out)
         except UserError as exc:
-            fatal = str(exc)
+            fatal = exc
         shape = self.fit.sample_shape
         res = out.result(piece.index, len(sc.stops), self.dtype, shape, fatal)
         if not spec.fields:

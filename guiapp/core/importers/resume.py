@@ -132,10 +132,14 @@ def check_same(saved: dict[str, Any], params: dict[str, Any], files: list[Path])
     if diff:
         raise UserError(
             f"--resume: the stopped import had other options ({', '.join(diff)}). Run it with "
-            "the same options, or without --resume to start over"
+            "the same options, or without --resume to start over",
+            option="--resume",
+            value=True,
         )
     if saved["source"] != source_identity(files):
         raise UserError(
             "--resume: the input files changed since the import stopped. Run without "
-            "--resume to start over"
+            "--resume to start over",
+            option="--resume",
+            value=True,
         )

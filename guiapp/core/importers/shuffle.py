@@ -193,7 +193,9 @@ def _cut(p: Path, size: int) -> None:
         raise UserError(
             f"{p}: the stopped import's bucket holds {have:,} bytes, its "
             f"checkpoint counts {size:,}. Run the import without --resume to "
-            "start over"
+            "start over",
+            option="--resume",
+            value=True,
         )
     with open(p, "r+b") as fh:
         fh.truncate(size)

@@ -109,7 +109,11 @@ def open_source(
     if labels is not None:
         check_regular(labels)
     if labels is not None and fmt not in ("npy", "npy-dir"):
-        raise UserError(f"--labels is for --format npy and npy-dir; {fmt} files hold their labels")
+        raise UserError(
+            f"--labels is for --format npy and npy-dir; {fmt} files hold their labels",
+            option="--labels",
+            value=labels,
+        )
     if fmt == "jsonl":
         return JsonlSource(src, label_field, data_field)
     if fmt in ("csv", "tsv"):
@@ -120,4 +124,6 @@ def open_source(
         return NpzSource(src, x_key, y_key, fields or [], group)
     if fmt == "npy-dir":
         return NpyDirSource(src, labels, per_file, fields or [])
-    raise UserError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    raise UserError(
+        f"--format {fmt!r} is not one of {', '.join(FORMATS)}", option="--format", value=fmt
+    )

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..errors import UserError
+from ..errors import Problem, UserError
 from .sources import TEXT_ROWS_PER_CHUNK, Chunk, Source, display_name
 
 _TEXT_EXTS = {
@@ -200,10 +200,18 @@ def json_record(line: bytes, lf: str, df: str, decode: Any) -> tuple[Any, Any, s
         return None, None, "is not a JSON object"
     ok, label = _field(obj, lf)
     if not ok:
-        return None, None, f"has no {lf!r} field (see --label-field)"
+        return (
+            None,
+            None,
+            Problem(f"has no {lf!r} field (see --label-field)", option="--label-field", value=lf),
+        )
     ok, value = _field(obj, df)
     if not ok:
-        return None, None, f"has no {df!r} field (see --data-field)"
+        return (
+            None,
+            None,
+            Problem(f"has no {df!r} field (see --data-field)", option="--data-field", value=df),
+        )
     value, problem = _data_value(value, df)
     return label, value, problem
 
@@ -211,13 +219,16 @@ def json_record(line: bytes, lf: str, df: str, decode: Any) -> tuple[Any, Any, s
 def _column(spec: str, header: list[str] | None, what: str, where: str) -> int:
     if spec.isdigit() and (header is None or spec not in header):
         return int(spec)
+    option = f"--{what}-field"
     if header is None:
-        raise UserError(f"{where}: --{what}-field {spec!r} needs a header row")
+        problem = f"{option} {spec!r} needs a header row"
+        raise UserError(f"{where}: {problem}", option=option, value=spec, problem=problem)
     names = [h.strip() for h in header]
     if spec not in names:
+        problem = f"has no column {spec!r} (header: {', '.join(names)[:200]})"
+        fix = f"Pass {option} NAME or a 0-based column number"
         raise UserError(
-            f"{where}: has no column {spec!r} (header: {', '.join(names)[:200]}). "
-            f"Pass --{what}-field NAME or a 0-based column number"
+            f"{where}: {problem}. {fix}", option=option, value=spec, problem=problem, fix=fix
         )
     return names.index(spec)
 
@@ -235,7 +246,11 @@ class CsvSource(TextSource):
         if self.delimiter in ("\\t", "tab"):
             self.delimiter = "\t"
         if len(self.delimiter) != 1:
-            raise UserError(f"--delimiter {self.delimiter!r} must be one character")
+            raise UserError(
+                f"--delimiter {self.delimiter!r} must be one character",
+                option="--delimiter",
+                value=self.delimiter,
+            )
         csv.field_size_limit(2**31 - 1)
 
     def rows(self, lines: IO[bytes], name: str) -> Iterator[tuple[int, Any, Any, str]]:

@@ -39,13 +39,15 @@ def input_folder(out: Path) -> Path:
 def guess_format(src: Path, fmt: str | None) -> str:
     if fmt:
         if fmt not in FORMATS:
-            raise UserError(f"--format {fmt}: use one of {', '.join(FORMATS)}")
+            raise UserError(
+                f"--format {fmt}: use one of {', '.join(FORMATS)}", option="--format", value=fmt
+            )
         return fmt
     guessed = SUFFIX_FORMATS.get(src.suffix.lower())
     if guessed is None:
-        raise UserError(
-            f"{src}: cannot tell the format from the name; pass --format ({', '.join(FORMATS)})"
-        )
+        problem = "cannot tell the format from the name"
+        fix = f"pass --format ({', '.join(FORMATS)})"
+        raise UserError(f"{src}: {problem}; {fix}", option="--format", problem=problem, fix=fix)
     return guessed
 
 

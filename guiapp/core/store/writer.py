@@ -48,6 +48,16 @@ def remove_dataset(path: str | os.PathLike[str]) -> None:
         shutil.rmtree(folder)
 
 
+def already_exists(path: str | os.PathLike[str], overwrite: bool = False) -> DatasetError:
+    """A new dataset's path is taken and ``--overwrite`` (given as ``overwrite``) was not:
+    the error names that option, its value the flag as given (docs/ERRORS.md)."""
+    exc = DatasetError(
+        path, "already exists", "Choose another name or pass --overwrite", option="--overwrite"
+    )
+    exc.value = overwrite  # the option's value, not the path (a flag)
+    return exc
+
+
 def validate_batch(
     path: Path,
     x: Any,
@@ -158,9 +168,7 @@ class DatasetWriter:
             )
         if self.path.exists() or shard_dir(self.path).exists():
             if not overwrite:
-                raise DatasetError(
-                    self.path, "already exists", "Choose another name or pass --overwrite"
-                )
+                raise already_exists(self.path, overwrite)
             remove_dataset(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.header = DatasetHeader(
