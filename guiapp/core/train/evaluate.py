@@ -149,7 +149,7 @@ def write_predictions(run: RunFolder, prep: Any, predict: Any, split: str) -> np
 
 def write_evaluation(
     run: RunFolder,
-    cm: np.ndarray,
+    cm: np.ndarray | None,
     class_names: list[str],
     split: str,
     predictions: tuple[Any, Any] | None = None,
@@ -164,6 +164,7 @@ def write_evaluation(
     if predictions is not None:
         prep, steps = predictions
         cm = write_predictions(run, prep, steps.predict, split)
+    assert cm is not None, "a confusion matrix or the predictions to count it from"
     report = class_report(cm, class_names)
     report["split"] = split
     report["split_by"] = split_text(read_json_object(run.config).get("split"))

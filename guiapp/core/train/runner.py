@@ -56,6 +56,9 @@ class TrainingJob:
         self.run = RunFolder(cfg.out)
         self.chief = devices.is_chief
         self._meters: EpochMeters | None = None
+        #: The validation scores of the epochs this process evaluated, by history index:
+        #: the shipped model's, when it is one of them, are not computed again at the end.
+        self._val_scores: dict[int, dict[str, float]] = {}
         self.metrics = metrics_of_spec(cfg.model)  # what every step, row and event counts
 
     # -- events --------------------------------------------------------------------------
@@ -229,6 +232,7 @@ class TrainingJob:
         if prep.val is not None:
             scores, _cm = _evaluate(prep, steps, prep.val, self.metrics)
             row.update({f"val_{k}": v for k, v in scores.items()})
+            self._val_scores[len(state.history)] = scores
         state.history.append(row)
         improved = prep.val is not None and (state.best is None or row["val_accuracy"] > state.best)
         if improved:
@@ -258,12 +262,16 @@ class TrainingJob:
             _save_model(prep.model, self.run.last_model)
         if prep.val is not None:
             shipped = self._shipped_model(prep, state)
-            scores, cm = _evaluate(prep, steps, prep.val, self.metrics)
+            # The shipped weights are an epoch's that this process evaluated (the same
+            # weights, split and computation): its scores; else evaluate them now.
+            scores = self._val_scores.get(shipped["epoch"] - 1)
+            if scores is None:
+                scores, _cm = _evaluate(prep, steps, prep.val, self.metrics)
             if self.chief:
                 ds = prep.ds
                 report = write_evaluation(
                     self.run,
-                    cm,
+                    None,  # counted from the predictions written first
                     ds.class_names,
                     prep.val_split or "val",
                     predictions=(prep, steps),
