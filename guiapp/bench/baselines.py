@@ -490,8 +490,9 @@ def table(res: dict[str, Any]) -> str:
 
     lines = [
         "| model | batch | path | first epoch rows/s | steady rows/s | process rows/s | start-up s | "
-        "first epoch s | steady epoch s | to first step s | ratio guiapp/path (first, steady, process) |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "first epoch s | steady epoch s | exit s | to first step s | ratio guiapp/path (first, steady, "
+        "process) |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for c in res["cases"]:
         for p, s in c["paths"].items():
@@ -502,7 +503,8 @@ def table(res: dict[str, Any]) -> str:
             lines.append(
                 f"| {c['model']} | {c['batch']} | {p} | {num(s['first_rows_per_s'])} | "
                 f"{num(s['steady_rows_per_s'])} | {num(s['process_rows_per_s'])} | {sec(s['startup_s'])} | "
-                f"{sec(s['first_epoch_s'])} | {sec(s['steady_epoch_s'])} | {sec(s['to_first_step_s'])} | {ratio} |"
+                f"{sec(s['first_epoch_s'])} | {sec(s['steady_epoch_s'])} | {sec(s['tail_s'])} | "
+                f"{sec(s['to_first_step_s'])} | {ratio} |"
             )
     for ph in res.get("guiapp_phases_s", []):
         parts = ", ".join(f"{k} {v}" for k, v in ph.items() if k not in ("model", "batch", "rc"))
