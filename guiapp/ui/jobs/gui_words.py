@@ -32,7 +32,14 @@ FIX_WORDS: dict[str, str] = {
     "--label-field": (
         "Set “Label field” in the Import dialog to the column's name or 0-based number"
     ),
-    "--labels": "Put the files in one subfolder per class",
+    "--labels": "Put the .npy files in one subfolder per class and import the folder (npy-dir)",
+    "--group-field": (
+        "Set “Group field” in the Import dialog to a field every row has (or leave it empty); "
+        "with “On a bad row” skip, rows without a usable group are left out"
+    ),
+    "--keep-fields": "Set “Keep fields” in the Import dialog to fields the rows have",
+    "--class-names": "Fix the labels, or set “Class names” in the Import dialog to every class",
+    "--delimiter": "Set Delimiter in the Import dialog to one character",
     "--dtype": "Choose a Dtype in the Import dialog",
     "--x-key": "Name the data and label arrays in the Import dialog",
     "--format": "Pick the file's format",
