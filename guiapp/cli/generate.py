@@ -10,13 +10,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..core.requests import GenerateRequest, add_arguments, from_args
+
 EPILOG = """examples:
   guiapp generate cells.h5 --n 50000000 --workers 2 --seed 1
   guiapp generate reads.h5 --generator kmer1d --n 1000000 --classes 4
   guiapp generate g.h5 --generator genomes --params '{"manifest": "genomes.tsv", "k": 12}'
   guiapp generate mine.h5 --generator my_gen.py --shape 32x32 --n 10000 --params '{"a": 1}'
   guiapp generate cells.h5 --n 50000000 --plan          (print disk, shards, time; write nothing)
-  guiapp generate cells.h5 --n 50000000 --resume        (finish a stopped or crashed job)"""
+  guiapp generate cells.h5 --n 50000000 --resume        (finish a stopped or crashed job)
+  guiapp generate --request cells.request.json --resume (the request a dataset keeps)"""
 
 
 def register(sub: Any) -> None:
@@ -26,43 +29,18 @@ def register(sub: Any) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    s.add_argument("out", help="the dataset's index file OUT.h5 (shards go to OUT.shards/)")
-    s.add_argument(
-        "--generator", default="patterns2d", help="patterns2d, kmer1d, genomes or FILE.py"
-    )
-    s.add_argument(
-        "--n", type=int, default=None, help="rows to write (after augmentation; genomes: reads)"
-    )
-    s.add_argument("--classes", type=int, default=None, help="number of classes (default 5)")
-    s.add_argument("--shape", default=None, help="sample shape, e.g. 25x25 or 126")
-    s.add_argument("--dtype", default=None, help="float32 | float16 | uint16 | ...")
-    s.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    s.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    s.add_argument("--augment", default=None, help="augmentation spec: SPEC.json or inline JSON")
-    s.add_argument("--params", default=None, help="generator parameters as a JSON object")
-    s.add_argument("--shard-rows", type=int, default=None, help="rows per shard")
-    s.add_argument(
-        "--on-nonfinite",
-        default="error",
-        choices=["error", "skip"],
-        help="rows holding NaN/Inf: refuse them (default) or drop them, counted in the provenance",
-    )
-    s.add_argument("--events", default=None, help="'-' to print JSON-line events on stdout")
-    s.add_argument("--plan", action="store_true", help="print the plan and write nothing")
-    s.add_argument("--resume", action="store_true", help="finish an unfinished dataset")
-    s.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
+    add_arguments(s, GenerateRequest)  # every option: the request type declares it
     s.set_defaults(func=cmd_generate)
 
 
-def _config(args: argparse.Namespace) -> Any:
+def _params(req: GenerateRequest) -> dict[str, Any] | None:
+    """The generator's parameters: the request's object, or its JSON text parsed."""
     from ..core.errors import TOO_DEEP, UserError, json_problem
-    from ..core.generate import load_spec, resolve_config
-    from ..core.store import parse_shape
 
-    params = None
-    if args.params:
+    params = req.params if isinstance(req.params, dict) else None
+    if isinstance(req.params, str) and req.params:
         try:
-            params = json.loads(args.params)
+            params = json.loads(req.params)
         except (json.JSONDecodeError, RecursionError) as exc:
             problem = json_problem(exc) if isinstance(exc, json.JSONDecodeError) else TOO_DEEP
             raise UserError(
@@ -70,23 +48,32 @@ def _config(args: argparse.Namespace) -> Any:
             ) from None
         if not isinstance(params, dict):
             raise UserError("--params: give a JSON object like '{\"difficulty\": 0.5}'")
+    return params
+
+
+def _config(req: GenerateRequest) -> Any:
+    from ..core.errors import UserError
+    from ..core.generate import load_spec, resolve_config
+    from ..core.store import parse_shape
+
+    params = _params(req)
     shape = None
-    if args.shape:
+    if req.shape:
         try:
-            shape = parse_shape(args.shape)
+            shape = parse_shape(req.shape)
         except ValueError as exc:
             raise UserError(f"--shape: {exc}") from None
     return resolve_config(
-        args.generator,
-        n=args.n,
-        seed=args.seed,
-        classes=args.classes,
+        req.generator,
+        n=req.n,
+        seed=req.seed,
+        classes=req.classes,
         shape=shape,
-        dtype=args.dtype,
+        dtype=req.dtype,
         params=params,
-        augment=load_spec(args.augment),
-        shard_rows=args.shard_rows,
-        on_nonfinite=args.on_nonfinite,
+        augment=load_spec(req.augment),
+        shard_rows=req.shard_rows,
+        on_nonfinite=req.on_nonfinite,
     )
 
 
@@ -117,17 +104,23 @@ class _HumanProgress:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    return run_request(from_args(GenerateRequest, args))
+
+
+def run_request(req: GenerateRequest) -> int:
+    """Run a ``guiapp generate`` request: its plan, or the job; the job's output keeps the
+    request (``OUT.request.json``, :func:`keep_request`)."""
     from ..core.errors import DatasetError, UserError, check_writable_output
     from ..core.events import CancelToken, EventSink
     from ..core.generate import events_log_path, generate, plan_generation
     from ..core.generate.job import plan_does_not_fit
 
-    cfg = _config(args)
-    out = Path(args.out)
+    cfg = _config(req)
+    out = Path(req.out)
     check_writable_output(out, folder=False, option="output path")
-    to_stdout = args.events == "-"
-    if args.plan:
-        plan = plan_generation(cfg, out, args.workers, resume=args.resume)
+    to_stdout = req.events == "-"
+    if req.plan:
+        plan = plan_generation(cfg, out, req.workers, resume=req.resume)
         if to_stdout:
             EventSink(sys.stdout).emit("plan", **plan.to_json())
         else:
@@ -145,15 +138,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
     sink = EventSink(sys.stdout if to_stdout else None, events_log_path(out.absolute()))
     if not to_stdout:
         sink.listeners.append(_HumanProgress())
+    kept = keep_request(sink, req, cfg, out)
     try:
         generate(
             cfg,
             out,
-            workers=args.workers,
+            workers=req.workers,
             sink=sink,
             cancel=token,
-            resume=args.resume,
-            overwrite=args.overwrite,
+            resume=req.resume,
+            overwrite=req.overwrite,
         )
     except UserError as exc:
         for p in made:  # a refused job leaves no empty folders of its own behind
@@ -165,6 +159,34 @@ def cmd_generate(args: argparse.Namespace) -> int:
             and Path(exc.path).absolute() == out.absolute()
         ):
             # the output was there before: refused, or not resumable, it is --overwrite's
-            raise exc.concerning("--overwrite", args.overwrite) from None
+            raise exc.concerning("--overwrite", req.overwrite) from None
         raise
+    finally:
+        if kept and not out.exists():  # the job removed what it wrote: its request too
+            with contextlib.suppress(OSError):
+                kept[0].unlink()
     return 0
+
+
+def keep_request(sink: Any, req: GenerateRequest, cfg: Any, out: Path) -> list[Path]:
+    """Once the job has started (its checks passed), write the request that makes ``out``
+    beside it, ``OUT.request.json``, atomically: paths absolute, the augmentation and the
+    parameters as the job resolved them (``guiapp generate --request OUT.request.json
+    --resume`` finishes it). Returns the list the path is put in once written."""
+    from ..core.generate import load_spec
+    from ..core.requests import absolute, output_request_path, save_request
+
+    kept: list[Path] = []
+    saved = absolute(req).replace(
+        params=_params(req),
+        augment=load_spec(req.augment),
+        generator=str(Path(req.generator).absolute()) if cfg.file else req.generator,
+    )
+
+    def on_event(e: dict[str, Any]) -> None:
+        if e["event"] == "started" and not kept:
+            with contextlib.suppress(OSError):  # a full disk: the job itself says so
+                kept.append(save_request(output_request_path(out.absolute()), saved))
+
+    sink.listeners.append(on_event)
+    return kept

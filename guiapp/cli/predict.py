@@ -9,6 +9,7 @@ from typing import Any
 
 from ..core.errors import UserError
 from ..core.logs import divert_native_stderr
+from ..core.requests import PredictRequest, add_arguments, from_args
 
 EPILOG = """examples:
   guiapp predict --model runs/cells --data cells.h5 --out cells-pred.h5 --split val
@@ -18,6 +19,7 @@ EPILOG = """examples:
       --min-confidence 0.6        (also pred.groups.csv: one line per group)
   guiapp predict --model runs/genomes --data new.fasta.gz --out pred.csv --rc-average
       (tokenised with the run's tokenizer; pred.groups.csv: one call per genome)
+  guiapp predict --request pred.request.json      (the request a prediction keeps)
 Running the same command again continues a stopped or killed prediction."""
 
 
@@ -31,135 +33,94 @@ def register(sub: Any) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    s.add_argument("--model", required=True, help="a run folder or a MODEL.keras file")
-    s.add_argument("--which", default="best", choices=("best", "last"), help="a run's model")
-    s.add_argument(
-        "--data",
-        required=True,
-        help="dataset NAME.h5, a JSONL/CSV/TSV/npy/npz file, or genomes: FASTA/FASTQ[.gz] "
-        "or a manifest TSV (file, class, group)",
-    )
-    s.add_argument("--out", required=True, help="PRED.h5 (any size) or PRED.csv (small results)")
-    s.add_argument("--split", default="all", choices=("all", "train", "val", "test"))
-    s.add_argument("--top-k", type=int, default=5, help="classes kept per row (default 5)")
-    s.add_argument("--probs", action="store_true", help="also keep the full probability vector")
-    s.add_argument("--batch", type=int, default=512, help="batch size per device (default 512)")
-    s.add_argument("--devices", default="auto", help="auto, cpu, cpu:N, gpu or gpu:0,1")
-    s.add_argument("--overwrite", action="store_true", help="replace another job's --out")
-    s.add_argument("--class-names", help="file input without a run folder: the model's classes")
-    s.add_argument(
-        "--ignore-class-names",
-        action="store_true",
-        help="compare labels with predictions by class index although the dataset's class "
-        "names differ from the model's",
-    )
-    s.add_argument(
-        "--class-map",
-        metavar="DATA=MODEL,...",
-        help="the dataset's class names the model calls otherwise, e.g. spot=blob,bar=edge: "
-        "labels are compared in the model's classes",
-    )
-    s.add_argument(
-        "--aggregate-by",
-        metavar="FIELD",
-        help="also write PRED.groups.csv: per group (FIELD: group or a kept field) its rows, "
-        "class by mean probability, class by vote, agreement and true class",
-    )
-    s.add_argument(
-        "--min-confidence",
-        metavar="P",
-        type=float,
-        default=0.0,
-        help="with --aggregate-by: groups whose class's mean probability is below P are "
-        "unclassified (default 0: never)",
-    )
-    s.add_argument(
-        "--rc-average",
-        action="store_true",
-        help="1-D k-mer rows: average each row's probabilities with its reverse's (with "
-        "canonical k-mers, the read's reverse complement)",
-    )
-    s.add_argument(
-        "--genome-params",
-        metavar="JSON",
-        help='genome input: how rows are cut, e.g. \'{"mode": "tiling", "stride": 63}\' '
-        "(the tokenizer is always the run's)",
-    )
-    g = s.add_argument_group("file input (as for guiapp import)")
-    g.add_argument("--format", help="jsonl, csv, tsv, npy or npz (default: from the name)")
-    g.add_argument("--label-field", default="label")
-    g.add_argument("--data-field", default="data")
-    g.add_argument("--x-key", default="x")
-    g.add_argument("--y-key", default="y")
-    g.add_argument("--length", type=int, help="pad or cut 1-D rows (default: the model's length)")
-    g.add_argument("--on-error", default="abort", choices=("abort", "skip"))
-    g.add_argument(
-        "--group-field",
-        metavar="FIELD",
-        help="each record's group (as guiapp import; the file is then imported whole, "
-        "shuffled, and every prediction carries its group)",
-    )
-    g.add_argument(
-        "--keep-fields",
-        metavar="A,B",
-        help="fields kept per record (as guiapp import), e.g. _id: in every prediction",
-    )
-    s.add_argument("--commit-rows", type=int, default=1 << 16, help=argparse.SUPPRESS)
-    s.add_argument("--events", default=None, help="'-' to print JSON-line events on stdout")
+    add_arguments(s, PredictRequest)  # every option: the request type declares it
     s.set_defaults(func=cmd_predict)
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from ..core.events import CancelToken, EventSink
+    return run_request(from_args(PredictRequest, args))
+
+
+def _names(value: str | list[str] | None) -> list[str] | None:
+    """``a, b`` (command line) or a list (request file)."""
+    if isinstance(value, list):
+        return [str(v).strip() for v in value]
+    return [k.strip() for k in value.split(",")] if value is not None else None
+
+
+def predict_config(req: PredictRequest) -> Any:
+    """The job's :class:`PredictConfig` of a request (its options' texts parsed)."""
     from ..core.predict.job import PredictConfig
 
     cfg = PredictConfig(
-        model=args.model,
-        data=args.data,
-        out=args.out,
-        split=args.split,
-        top_k=args.top_k,
-        probs=args.probs,
-        batch=args.batch,
-        devices=args.devices,
-        which=args.which,
-        overwrite=args.overwrite,
-        commit_rows=args.commit_rows,
+        model=req.model,
+        data=req.data,
+        out=req.out,
+        split=req.split,
+        top_k=req.top_k,
+        probs=req.probs,
+        batch=req.batch,
+        devices=req.devices,
+        which=req.which,
+        overwrite=req.overwrite,
+        commit_rows=req.commit_rows,
         input={
-            k: getattr(args, k)
-            for k in ("format", "label_field", "data_field", "x_key", "y_key", "length", "on_error")
+            "format": req.format,
+            "label_field": req.label_field,
+            "data_field": req.data_field,
+            "x_key": req.x_key,
+            "y_key": req.y_key,
+            "length": req.length,
+            "on_error": req.on_error,
         },
-        class_names=args.class_names.split(",") if args.class_names else None,
-        aggregate_by=args.aggregate_by,
-        min_confidence=args.min_confidence,
-        ignore_class_names=args.ignore_class_names,
-        rc_average=args.rc_average,
+        class_names=(
+            (req.class_names if isinstance(req.class_names, list) else req.class_names.split(","))
+            if req.class_names
+            else None
+        ),
+        aggregate_by=req.aggregate_by,
+        min_confidence=req.min_confidence,
+        ignore_class_names=req.ignore_class_names,
+        rc_average=req.rc_average,
     )
-    if args.genome_params:
+    if isinstance(req.genome_params, dict):
+        cfg.genome_params = dict(req.genome_params)
+    elif req.genome_params:
         from ..core.errors import load_json
 
-        cfg.genome_params = load_json(args.genome_params, "--genome-params")
+        cfg.genome_params = load_json(req.genome_params, "--genome-params")
         if not isinstance(cfg.genome_params, dict):
             raise UserError('--genome-params: give a JSON object like \'{"mode": "tiling"}\'')
-    if args.class_map:
+    if isinstance(req.class_map, dict):
+        cfg.class_map = dict(req.class_map)
+    elif req.class_map:
         from ..core.predict.job import parse_class_map
 
-        cfg.class_map = parse_class_map(args.class_map)
-    if args.group_field:
-        cfg.input["group_field"] = args.group_field
-    if args.keep_fields is not None:
-        cfg.input["keep_fields"] = [k.strip() for k in args.keep_fields.split(",")]
+        cfg.class_map = parse_class_map(req.class_map)
+    if req.group_field:
+        cfg.input["group_field"] = req.group_field
+    if req.keep_fields is not None:
+        cfg.input["keep_fields"] = _names(req.keep_fields)
     from pathlib import Path
 
     from ..core.predict.genome_input import is_genome_input
 
     if not cfg.aggregate_by and is_genome_input(Path(cfg.data), cfg.input.get("format")):
         cfg.aggregate_by = "group"  # genomes in, organisms out: the per-genome table
+    return cfg
+
+
+def run_request(req: PredictRequest) -> int:
+    """Run a ``guiapp predict`` request; the output keeps it (``PRED.request.json``)."""
+    from ..core.events import CancelToken, EventSink
+
+    cfg = predict_config(req)
     cfg.check()
     check_before_tensorflow(cfg)
-    sink = EventSink(sys.stdout if args.events == "-" else None)
-    if args.events != "-":
+    sink = EventSink(sys.stdout if req.events == "-" else None)
+    if req.events != "-":
         sink.listeners.append(HumanProgress())
+    sink.listeners.append(request_keeper(req, cfg))
     cancel = CancelToken()
     cancel.install_signal_handlers()
     cancel.watch_stdin()
@@ -179,6 +140,32 @@ def cmd_predict(args: argparse.Namespace) -> int:
             raise disk from None
         raise
     return 0 if result.get("status") in ("finished", "stopped") else 1
+
+
+def request_keeper(req: PredictRequest, cfg: Any) -> Any:
+    """A listener that, once the job has started (its checks passed, its table created or
+    resumed), writes the request beside the output: ``PRED.request.json``, atomically, its
+    paths absolute and its texts parsed (``guiapp predict --request PRED.request.json``
+    continues or repeats it)."""
+    import contextlib
+    from pathlib import Path
+
+    from ..core.requests import absolute, output_request_path, save_request
+
+    saved = absolute(req).replace(
+        genome_params=cfg.genome_params or None,
+        class_map=cfg.class_map or None,
+        class_names=cfg.class_names,
+        keep_fields=cfg.input.get("keep_fields"),
+    )
+    written: list[Path] = []
+
+    def on_event(e: dict[str, Any]) -> None:
+        if e["event"] == "started" and not written:
+            with contextlib.suppress(OSError):  # a full disk: the job itself says so
+                written.append(save_request(output_request_path(Path(cfg.out).absolute()), saved))
+
+    return on_event
 
 
 def check_before_tensorflow(cfg: Any) -> None:

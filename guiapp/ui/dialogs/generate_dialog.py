@@ -43,6 +43,14 @@ from guiapp.core.events import Failure
 from guiapp.core.generate import kmer1d, patterns2d
 from guiapp.core.generate.spec import BUILTIN_DEFAULTS
 from guiapp.core.genomes import source as genomes
+from guiapp.core.requests import (
+    GenerateRequest,
+    controls,
+    gui_request_path,
+    request_argv,
+    save_request,
+    to_argv,
+)
 from guiapp.core.store.format import SAMPLE_DTYPES
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob, format_eta
@@ -77,22 +85,29 @@ PARAM_HELP = {
 
 
 class GenerateDialog(QDialog):
-    """Collects a ``guiapp generate`` command; ``job_ready(job, out)`` when the user starts it."""
+    """Builds a :class:`GenerateRequest` (:meth:`request`); ``job_ready(job, out)`` when the
+    user starts it: the job runs the request, saved beside the output."""
 
     job_ready = Signal(object, object)
-    #: The control that sets each ``guiapp generate`` option: a failed generation's (or
-    #: plan's) option is marked and focused there (:meth:`show_failure`).
-    CONTROLS: ClassVar[dict[str, str]] = {
+    #: The control of each :class:`GenerateRequest` field the form sets (the rest keep
+    #: their defaults: the generator's parameters and the augmentation have their own forms).
+    FIELDS: ClassVar[dict[str, str]] = {
         "out": "output",
-        "--generator": "generator",
-        "--n": "rows",
-        "--classes": "classes",
-        "--shape": "shape",
-        "--dtype": "dtype",
-        "--seed": "seed",
-        "--workers": "workers",
+        "generator": "generator",
+        "n": "rows",
+        "classes": "classes",
+        "shape": "shape",
+        "dtype": "dtype",
+        "seed": "seed",
+        "workers": "workers",
+        "overwrite": "overwrite",
+    }
+    #: The control that sets each ``guiapp generate`` option (from :attr:`FIELDS`; the
+    #: genomes' manifest is a parameter of its own): a failed generation's (or plan's)
+    #: option is marked and focused there (:meth:`show_failure`).
+    CONTROLS: ClassVar[dict[str, str]] = {
+        **controls(GenerateRequest, FIELDS),
         "--manifest": "manifest",
-        "--overwrite": "overwrite",
     }
 
     def __init__(self, data_folder: Path, parent: QWidget | None = None) -> None:
@@ -323,44 +338,49 @@ class GenerateDialog(QDialog):
             out["manifest"] = self.manifest.path()
         return out
 
-    def cli_args(self) -> list[str]:
-        """The arguments of ``guiapp generate`` for the form (ValueError: what to fix)."""
+    def request(self) -> GenerateRequest:
+        """The form's request (ValueError: what to fix)."""
         out = self.output.path()
         check_dataset_output(self.data_folder, out)
         generator = self.generator_name()
         if not generator:
             raise ValueError("Generator file: choose a .py file defining generate(rng, n, params)")
-        if generator == "genomes":  # the genome files give the rows and the classes
-            if not self.manifest.path():
-                raise ValueError("Manifest: choose a genome manifest (file, class, group)")
-            args = [out, "--generator", generator, "--shape", self.shape.text().strip()]
-        else:
-            n = parse_count(self.rows.text(), "Rows")
-            args = [out, "--generator", generator, "--n", str(n)]
-            args += ["--classes", str(self.classes.value()), "--shape", self.shape.text().strip()]
-        args += ["--dtype", self.dtype.currentText(), "--seed", str(self.seed.value())]
-        args += ["--workers", str(self.workers.value())]
+        genome = generator == "genomes"  # the genome files give the rows and the classes
+        if genome and not self.manifest.path():
+            raise ValueError("Manifest: choose a genome manifest (file, class, group)")
+        n = None if genome else parse_count(self.rows.text(), "Rows")
         params = self.params()
-        if params:
-            args += ["--params", json.dumps(params)]
         problem = self.augment_form.text_problem()
         if problem:
             raise ValueError(f"Augmentation: {problem}")
-        augment = self.augment_form.spec()
-        if augment:
-            args += ["--augment", json.dumps(augment)]
-        if self.overwrite.isChecked():
-            args.append("--overwrite")
-        return args
+        return GenerateRequest(
+            out=out,
+            generator=generator,
+            n=n,
+            classes=None if genome else self.classes.value(),
+            shape=self.shape.text().strip(),
+            dtype=self.dtype.currentText(),
+            seed=self.seed.value(),
+            workers=self.workers.value(),
+            params=params or None,
+            augment=self.augment_form.spec() or None,
+            overwrite=self.overwrite.isChecked(),
+        )
 
-    def validate(self) -> list[str] | None:
-        """Check the form (built-ins fully, with the core's checks); show and return the args."""
+    def cli_args(self) -> list[str]:
+        """The arguments of ``guiapp generate`` the form's request stands for (ValueError:
+        what to fix); the job itself runs the saved request."""
+        return to_argv(self.request())
+
+    def checked_request(self) -> GenerateRequest | None:
+        """Check the form (built-ins fully, with the core's checks); show what is wrong and
+        return None, or the request."""
         from guiapp.core.errors import UserError
         from guiapp.core.generate import load_spec, resolve_config
         from guiapp.core.store import parse_shape
 
         try:
-            args = self.cli_args()
+            req = self.request()
             # (genomes: the job reads the files; Plan and Preview show what it finds)
             if self.generator.currentText() not in (USER_FILE, "genomes"):
                 resolve_config(
@@ -373,11 +393,29 @@ class GenerateDialog(QDialog):
                     params={k: v for k, v in self.params().items() if v is not None},
                     augment=load_spec(self.augment_form.spec()),
                 )
+            req.check()
         except (ValueError, UserError) as exc:
             self.show_message(str(exc), error=True)
             return None
         self.show_message("")
-        return args
+        return req
+
+    def validate(self) -> list[str] | None:
+        """Check the form; the arguments its request stands for (None: the form says why)."""
+        req = self.checked_request()
+        return None if req is None else to_argv(req)
+
+    def _job_args(self, req: GenerateRequest) -> list[str] | None:
+        """Save ``req`` beside its output (``.OUT.request.json``, atomically) and return the
+        job's arguments that run it (None: the form says why it could not be saved)."""
+        from guiapp.core.errors import UserError
+
+        try:
+            path = save_request(gui_request_path(req.out), req)
+        except (OSError, UserError) as exc:
+            self.show_message(f"Output: cannot save the job's request ({exc})", error=True)
+            return None
+        return request_argv(path, req)
 
     def preview_genomes(self) -> None:
         """A few rows as the genomes source cuts them: bases and tokens (worker thread)."""
@@ -523,10 +561,14 @@ class GenerateDialog(QDialog):
         return False
 
     def run_plan(self) -> CliJob | None:
-        args = self.validate()
-        if args is None or not self._user_file_approved():
+        req = self.checked_request()
+        if req is None or not self._user_file_approved():
             return None
-        job = CliJob("plan", "generate", [*args, "--plan"], parent=self)
+        out = resolve_output(self.data_folder, req.out)
+        args = self._job_args(req.replace(out=str(out), plan=True))
+        if args is None:
+            return None
+        job = CliJob("plan", "generate", args, parent=self)
         job.working_dir = str(self.data_folder.parent)
         job.event.connect(self._plan_event)
         job.finished.connect(self._plan_finished)
@@ -567,11 +609,13 @@ class GenerateDialog(QDialog):
 
     def start(self) -> CliJob | None:
         clear_mark(self, self.CONTROLS)
-        args = self.validate()
-        if args is None or not self._user_file_approved():
+        req = self.checked_request()
+        if req is None or not self._user_file_approved():
             return None
         out = resolve_output(self.data_folder, self.output.path())
-        args[0] = str(out)
+        args = self._job_args(req.replace(out=str(out)))
+        if args is None:
+            return None
         job = CliJob(f"generate {out.name}", "generate", args, resumable=True)
         self.job_ready.emit(job, out)
         self.accept()

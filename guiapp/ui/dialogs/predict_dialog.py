@@ -1,7 +1,8 @@
 """The Predict dialog: a run's model over a dataset or a file, as a ``guiapp predict`` job.
 
 Pick the run (best or last model), the data (a dataset or any file the importers read)
-and the output; Start runs ``guiapp predict`` through :class:`CliJob` (it also appears in
+and the output; Start saves the form's :class:`PredictRequest` beside the output and runs
+``guiapp predict --request FILE`` through :class:`CliJob` (it also appears in
 the Jobs panel, with progress, ETA and stop). When it finishes, the dialog shows the
 summary the job emitted: a histogram of the predicted classes and one of the confidence,
 and offers to open the result in the Browser (``open_in_browser``) or to save it as CSV.
@@ -34,6 +35,14 @@ from PySide6.QtWidgets import (
 
 from guiapp.core.predict import PredictionTable
 from guiapp.core.predict.output import write_csv
+from guiapp.core.requests import (
+    PredictRequest,
+    controls,
+    gui_request_path,
+    request_argv,
+    save_request,
+    to_argv,
+)
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
 from guiapp.ui.widgets.failure_controls import clear_mark, point_at
@@ -69,17 +78,21 @@ class PredictDialog(QDialog):
 
     job_ready = Signal(object)
     open_in_browser = Signal(object, str, str, str)
-    #: The control that sets each ``guiapp predict`` option: a failed prediction's option
-    #: is marked and focused there.
-    CONTROLS: ClassVar[dict[str, str]] = {
-        "--model": "run",
-        "--which": "which",
-        "--data": "data",
-        "--out": "out",
-        "--split": "split",
-        "--top-k": "top_k",
-        "--rc-average": "rc_average",
+    #: The control of each :class:`PredictRequest` field the form sets (the rest keep
+    #: their defaults).
+    FIELDS: ClassVar[dict[str, str]] = {
+        "model": "run",
+        "which": "which",
+        "data": "data",
+        "out": "out",
+        "split": "split",
+        "top_k": "top_k",
+        "probs": "probs",
+        "rc_average": "rc_average",
     }
+    #: The control that sets each ``guiapp predict`` option (from :attr:`FIELDS`): a
+    #: failed prediction's option is marked and focused there.
+    CONTROLS: ClassVar[dict[str, str]] = controls(PredictRequest, FIELDS)
 
     def __init__(
         self,
@@ -189,7 +202,8 @@ class PredictDialog(QDialog):
             return str(self.data.itemData(at))
         return self.data.currentText().strip()
 
-    def cli_args(self) -> list[str]:
+    def request(self) -> PredictRequest:
+        """The form's request (ValueError: what to fix)."""
         run, data, out = self.run.path(), self.data_path(), self.out.path()
         for value, what in ((run, "Run"), (data, "Data"), (out, "Output")):
             if not value:
@@ -197,20 +211,35 @@ class PredictDialog(QDialog):
         problem = output_path_problem(out)
         if problem:
             raise ValueError(problem)
-        args = ["--model", run, "--which", self.which.currentText(), "--data", data]
-        args += ["--out", out, "--split", self.split.currentText()]
-        args += ["--top-k", str(self.top_k.value())]
-        args += ["--rc-average"] if self.rc_average.isChecked() else []
-        return args + (["--probs"] if self.probs.isChecked() else [])
+        return PredictRequest(
+            model=run,
+            which=self.which.currentText(),
+            data=data,
+            out=out,
+            split=self.split.currentText(),
+            top_k=self.top_k.value(),
+            probs=self.probs.isChecked(),
+            rc_average=self.rc_average.isChecked(),
+        )
+
+    def cli_args(self) -> list[str]:
+        """The arguments of ``guiapp predict`` the form's request stands for (ValueError:
+        what to fix); the job itself runs the saved request."""
+        return to_argv(self.request())
 
     def start(self) -> CliJob | None:
+        from guiapp.core.errors import UserError
+
         clear_mark(self, self.CONTROLS)
         try:
-            args = self.cli_args()
-        except ValueError as exc:
+            req = self.request()
+            # beside the output, atomically: ``.PRED.request.json`` (the job, once it runs,
+            # keeps its own ``PRED.request.json``)
+            path = save_request(gui_request_path(req.out), req)
+        except (ValueError, OSError, UserError) as exc:
             self.message.setText(str(exc))
             return None
-        job = CliJob(f"predict {Path(args[args.index('--out') + 1]).name}", "predict", args)
+        job = CliJob(f"predict {Path(req.out).name}", "predict", request_argv(path, req))
         job.progress.connect(self._progress)
         job.event.connect(self._event)
         job.finished.connect(self._finished)

@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from guiapp.core.events import Failure
+from guiapp.core.requests import request_output
 
 # the one formatter of rows/s and durations (kept importable here for the pages that use it)
 from guiapp.ui.widgets.formatting import format_duration as format_eta
@@ -345,9 +346,12 @@ def written_dataset(job: object) -> Path | None:
     command = getattr(job, "command", "")
     args = [str(a) for a in getattr(job, "args", [])]
     at = {"generate": 0, "import": 1}.get(command)  # (the GUI puts the paths first)
-    if at is None or len(args) <= at or any(a.startswith("-") for a in args[: at + 1]):
+    requested = request_output(args) if at is not None else None  # --request FILE's out
+    if requested is None and (
+        at is None or len(args) <= at or any(a.startswith("-") for a in args[: at + 1])
+    ):
         return None
-    path = Path(args[at])
+    path = Path(requested if requested is not None else args[at])
     if not path.is_absolute():
         path = Path(getattr(job, "working_dir", None) or ".") / path
     return path.absolute()

@@ -2,7 +2,9 @@
 
 A dataset joins the project as soon as its job wrote anything, so a stopped or half-made
 one is listed ("unfinished") with Resume, which reruns its recorded command
-(``project.recipes``, kind ``dataset_job``) with ``--resume``. A check's result is kept in
+(``project.recipes``, kind ``dataset_job``) with ``--resume``: for a generation the
+reference to its saved request (``--request FILE``, core/requests.py), for an import
+still its argument list. A check's result is kept in
 ``project.ui["checks"]`` while the dataset's index file is unchanged (:func:`saved_checks`).
 """
 
@@ -17,6 +19,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from guiapp.core.events import Failure
 from guiapp.core.project import DatasetRef, Project
+from guiapp.core.requests import rerun_argv, without_switches
 from guiapp.ui.jobs.cli_job import CliJob
 
 
@@ -58,7 +61,7 @@ class DatasetJobs:
         job.finished.connect(lambda ok, _msg, out=out: self._dataset_job_done(ok, Path(out)))
         job.finished.connect(lambda _ok, _msg, job=job: self._keep_failure(job))
         self.failures.pop(job.command, None)
-        args = [a for a in job.args if a not in ("--resume", "--overwrite")]
+        args = without_switches(job.args)  # a generate job's: --request FILE
         recipe = {"kind": "dataset_job", "path": str(Path(out).absolute()), "name": job.name}
         recipe.update(command=job.command, args=args)
         self.project.recipes[:] = [
@@ -100,7 +103,7 @@ class DatasetJobs:
         job = CliJob(
             str(recipe.get("name") or f"resume {ref.name}"),
             str(recipe["command"]),
-            [*map(str, recipe["args"]), "--resume"],
+            rerun_argv(recipe["args"]),
             resumable=True,
         )
         self.forget(ref.path)
