@@ -177,9 +177,14 @@ class BatchPipeline:
         self.reader.read_runs(src, dest, length, x, y)
         return x, y
 
-    def segments(self, epoch: int, start_batch: int = 0) -> list[tuple[int, int]]:
-        """``(first, end)`` batch numbers of each read of ``epoch`` from ``start_batch`` on."""
+    def segments(
+        self, epoch: int, start_batch: int = 0, end_batch: int | None = None
+    ) -> list[tuple[int, int]]:
+        """``(first, end)`` batch numbers of each read of ``epoch`` from ``start_batch`` on
+        (up to ``end_batch`` when given: an epoch capped at a number of steps)."""
         n = self.epoch_plan(epoch).num_batches
+        if end_batch is not None:
+            n = min(n, end_batch)
         g = self.segment_batches
         return [(b, min(b + g, n)) for b in range(start_batch, n, g)]
 
@@ -226,14 +231,19 @@ class BatchPipeline:
 
     # -- tf.data ----------------------------------------------------------------------------
     def tf_dataset(
-        self, epochs: range | int = 1, start_batch: int = 0, x_shape: tuple[int, ...] | None = None
+        self,
+        epochs: range | int = 1,
+        start_batch: int = 0,
+        x_shape: tuple[int, ...] | None = None,
+        end_batch: int | None = None,
     ) -> Any:
-        """A ``tf.data.Dataset`` of batches for these epochs (imports TensorFlow)."""
+        """A ``tf.data.Dataset`` of batches for these epochs (imports TensorFlow): the first
+        from ``start_batch`` on, each up to ``end_batch`` batches when given."""
         from .tfdata import build_tf_dataset
 
         if isinstance(epochs, int):
             epochs = range(epochs)
-        return build_tf_dataset(self, epochs, start_batch, x_shape)
+        return build_tf_dataset(self, epochs, start_batch, x_shape, end_batch)
 
     def whole_split_dataset(self, x_shape: tuple[int, ...] | None = None) -> Any:
         """``tf_dataset`` of epoch 0, built once and iterated again at every call (a

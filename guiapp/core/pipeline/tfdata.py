@@ -24,7 +24,11 @@ if TYPE_CHECKING:
 
 
 def build_tf_dataset(
-    p: BatchPipeline, epochs: range, start_batch: int, x_shape: tuple[int, ...] | None
+    p: BatchPipeline,
+    epochs: range,
+    start_batch: int,
+    x_shape: tuple[int, ...] | None,
+    end_batch: int | None = None,
 ) -> Any:
     import tensorflow as tf
 
@@ -42,16 +46,25 @@ def build_tf_dataset(
     # Enough segments read ahead to hold ``p.prefetch`` batches (at least two).
     segment_prefetch = max(2, -(-p.prefetch // p.segment_batches))
 
-    def one_epoch(epoch: int) -> Any:
-        start = start_batch if epoch == epochs.start else 0
-        segs = np.array(p.segments(epoch, start), dtype=np.int64).reshape(-1, 2)
+    def segments_of(epoch: Any) -> np.ndarray:
+        e = int(epoch)
+        start = start_batch if e == epochs.start else 0
+        return np.array(p.segments(e, start, end_batch), dtype=np.int64).reshape(-1, 2)
 
-        def read(b0: Any, b1: Any) -> tuple[np.ndarray, np.ndarray]:
-            x, y = p.read_segment(epoch, int(b0), int(b1))
-            return x.reshape((len(x), *sample_shape)), y
+    def read(epoch: Any, b0: Any, b1: Any) -> tuple[np.ndarray, np.ndarray]:
+        x, y = p.read_segment(int(epoch), int(b0), int(b1))
+        return x.reshape((len(x), *sample_shape)), y
+
+    def one_epoch(epoch: Any) -> Any:
+        """The epoch's batches; ``epoch`` a tf.int64 scalar (one traced function serves
+        every epoch of a multi-epoch dataset, ``flat_map`` below)."""
+        segs = tf.numpy_function(segments_of, [epoch], tf.int64, stateful=False)
+        segs.set_shape((None, 2))
 
         def read_op(seg: Any) -> tuple[Any, Any]:
-            x, y = tf.numpy_function(read, [seg[0], seg[1]], [ds_dtype, tf.int32], stateful=False)
+            x, y = tf.numpy_function(
+                read, [epoch, seg[0], seg[1]], [ds_dtype, tf.int32], stateful=False
+            )
             x.set_shape((None, *sample_shape))
             y.set_shape((None,))
             return x, y
@@ -66,16 +79,25 @@ def build_tf_dataset(
             return d
 
         def aug(i: Any, xy: tuple[Any, Any]) -> tuple[Any, Any]:
-            s = tf.stack([tf.constant(seed * 1_000_003 + epoch, tf.int64), i])
+            s = tf.stack([tf.constant(seed * 1_000_003, tf.int64) + epoch, i])
             return augment_tf(xy[0], spec, s), xy[1]
 
-        return d.enumerate(start=start).map(aug, num_parallel_calls=p.threads, deterministic=True)
+        first = tf.where(
+            tf.equal(epoch, epochs.start),
+            tf.constant(start_batch, tf.int64),
+            tf.constant(0, tf.int64),
+        )
+        return d.enumerate(start=first).map(aug, num_parallel_calls=p.threads, deterministic=True)
 
-    d = None
-    for e in epochs:
-        d = one_epoch(e) if d is None else d.concatenate(one_epoch(e))
-    if d is None:
+    if not len(epochs):
         raise ValueError("no epochs to read")
+    if len(epochs) == 1:
+        d = one_epoch(tf.constant(epochs.start, tf.int64))
+    else:
+        # One dataset over the epochs, each built when the one before ends: a training
+        # run keeps one iterator, so the reader and its read-ahead run on across an epoch's
+        # end (and its validation) instead of being built again for every epoch.
+        d = tf.data.Dataset.range(epochs.start, epochs.stop).flat_map(one_epoch)
 
     per_batch_maps = spec.active or out_dtype != ds_dtype or weights is not None
     if out_dtype != ds_dtype or weights is not None:

@@ -59,6 +59,8 @@ class TrainingJob:
         #: The validation scores of the epochs this process evaluated, by history index:
         #: the shipped model's, when it is one of them, are not computed again at the end.
         self._val_scores: dict[int, dict[str, float]] = {}
+        self._it: Any = None  # the training iterator (``_iterator``) and where it stands
+        self._it_at: tuple[int, int] = (-1, -1)
         self.metrics = metrics_of_spec(cfg.model)  # what every step, row and event counts
 
     # -- events --------------------------------------------------------------------------
@@ -150,14 +152,9 @@ class TrainingJob:
         Each call runs ``--steps-per-call`` steps, fewer where a log, checkpoint or the
         epoch's end comes sooner, so every one of them lands at its exact step."""
         cfg = self.cfg
-        n, local, x_shape, train = prep.steps, prep.local, prep.x_shape, prep.train
+        n = prep.steps
         t_epoch = time.perf_counter()
-        dist = prep.strategy.distribute_datasets_from_function(
-            lambda ctx, e=state.epoch, s=state.step: train.tf_dataset(
-                range(e, e + 1), start_batch=s * local, x_shape=x_shape
-            ).take((n - s) * local)
-        )
-        it = iter(dist)
+        it = self._iterator(prep, state)
         meters = EpochMeters(
             steps.totals,
             epoch=state.epoch,
@@ -189,6 +186,26 @@ class TrainingJob:
             if state.step % cfg.checkpoint_every == 0 and state.step < n:
                 self._checkpoint(prep, state)
         return meters
+
+    def _iterator(self, prep: PreparedRun, state: RunState) -> Any:
+        """The training batches from ``state``'s position on: one iterator over every
+        epoch left, each epoch ``prep.steps`` steps long, kept from one epoch to the next
+        (its read-ahead runs on through an epoch's end and validation); made anew when the
+        run starts or resumes at another position."""
+        at = (state.epoch, state.step)
+        if self._it is not None and self._it_at == at:
+            return self._it
+        local, x_shape, train = prep.local, prep.x_shape, prep.train
+        dist = prep.strategy.distribute_datasets_from_function(
+            lambda ctx, e=state.epoch, s=state.step: train.tf_dataset(
+                range(e, self.cfg.epochs),
+                start_batch=s * local,
+                x_shape=x_shape,
+                end_batch=prep.steps * local,
+            )
+        )
+        self._it, self._it_at = iter(dist), at
+        return self._it
 
     def _checkpoint(self, prep: PreparedRun, state: RunState) -> None:
         """Save the position (epoch, next step, the epoch's sums so far) with every model and
@@ -244,6 +261,7 @@ class TrainingJob:
         self.emit("epoch", **row, epochs=self.cfg.epochs)
         state.epoch += 1
         state.step = 0
+        self._it_at = (state.epoch, 0)  # the iterator stands at the next epoch's first step
         self._checkpoint(prep, state)
 
     def _finish(
