@@ -540,7 +540,7 @@ class GenerateDialog(QDialog):
         self.plan = None
         self._show_augment()
         self.plan_label.setText("Press Plan to see the disk size, shards and time first.")
-        self.validate()
+        self.checked_request()
 
     # ------------------------------------------------------------------ plan and start
     def _user_file_approved(self) -> bool:
