@@ -183,3 +183,32 @@ def test_the_request_module_is_stdlib_only() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_predictions_keep_the_request_that_makes_them_again(tmp_path: Path) -> None:
+    """predict keeps PRED.request.json; the same request to another output predicts the
+    same table (TensorFlow: slow)."""
+    import h5py
+    import numpy as np
+
+    data, run = tmp_path / "d.h5", tmp_path / "run"
+    assert guiapp("generate", data, "--n", "600", "--shape", "8x8", "--seed", "2").returncode == 0
+    r = guiapp("train", "--data", data, "--model", "cnn2d-small", "--out", run, "--batch", "32",
+               "--val", "0.3", "--max-steps", "5")  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    a = tmp_path / "a.h5"
+    r = guiapp("predict", "--model", run, "--data", data, "--out", a, "--split", "val",
+               "--top-k", "2", "--batch", "64")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    kept = load_request(output_request_path(a), PredictRequest)
+    assert (kept.model, kept.out, kept.split, kept.top_k) == (str(run), str(a), "val", 2)
+    b = tmp_path / "b.h5"
+    save_request(tmp_path / "b.json", kept.replace(out=str(b)))
+    r = guiapp("predict", "--request", tmp_path / "b.json", "--top-k", "3")
+    assert r.returncode == 2 and "--top-k: given with --request" in r.stderr
+    r = guiapp("predict", "--request", tmp_path / "b.json")
+    assert r.returncode == 0, r.stderr
+    with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
+        for key in ("row", "pred", "topk_class", "topk_prob"):
+            assert np.array_equal(fa[key][()], fb[key][()]), key
