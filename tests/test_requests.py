@@ -17,11 +17,15 @@ from conftest import guiapp
 
 from guiapp.cli import build_parser
 from guiapp.core.errors import OptionError, UserError
+from guiapp.core.events import CancelToken, EventSink
 from guiapp.core.generate import resolve_config
+from guiapp.core.importers import ImportConfig, ImportJob
+from guiapp.core.importers.sources import FORMATS
 from guiapp.core.predict.job import PredictConfig
 from guiapp.core.requests import (
     ExportRequest,
     GenerateRequest,
+    ImportRequest,
     PredictRequest,
     Request,
     add_arguments,
@@ -34,6 +38,7 @@ from guiapp.core.requests import (
     save_request,
     to_argv,
 )
+from guiapp.core.requests.importing import IMPORT_FORMATS
 from guiapp.core.store import Dataset
 
 
@@ -51,7 +56,7 @@ def option_strings(parser: argparse.ArgumentParser) -> set[str]:
     return out - {"-h", "--help", "help"}
 
 
-@pytest.mark.parametrize("cls", [GenerateRequest, PredictRequest, ExportRequest])
+@pytest.mark.parametrize("cls", [GenerateRequest, PredictRequest, ExportRequest, ImportRequest])
 def test_the_cli_options_are_the_request_types_fields(cls: type[Request]) -> None:
     parser = command_parser(cls.COMMAND)
     assert option_strings(parser) == {*flags(cls).values(), "--request"}
@@ -82,6 +87,82 @@ def test_argv_round_trips_through_the_derived_parser() -> None:
     p = command_parser("predict")
     pred = PredictRequest(model="run", data="d.h5", out="p.csv", top_k=3, rc_average=True)
     assert from_args(PredictRequest, p.parse_args(to_argv(pred))) == pred
+
+
+def test_an_import_command_line_round_trips_through_its_request(tmp_path: Path) -> None:
+    """``guiapp import``'s arguments make the request, the request its arguments and its
+    JSON; the job's config is built from it in one place, as the command always read it."""
+    assert IMPORT_FORMATS == FORMATS  # the request's choices are the importers' formats
+    # the job's config reads the request by field name: each of its fields is an option
+    assert {f.name for f in dataclasses.fields(ImportConfig)} <= set(flags(ImportRequest))
+    parser = command_parser("import")
+    argv = ["r.tsv", "k.h5", "--format", "tsv", "--label-field", "cls", "--delimiter", ";",
+            "--group-field", "acc", "--keep-fields", "_id,name", "--length", "9", "--pad",
+            "pre", "--pad-value", "2", "--class-names", "a, b", "--on-error", "skip",
+            "--seed", "5", "--workers", "3", "--memory-mb", "64", "--shard-rows", "100",
+            "--compression", "lzf", "--overwrite"]  # fmt: skip
+    req = from_args(ImportRequest, parser.parse_args(argv))
+    assert (req.src, req.out, req.format, req.length, req.pad_value) == (
+        "r.tsv", "k.h5", "tsv", 9, 2.0
+    )  # fmt: skip
+    assert from_args(ImportRequest, parser.parse_args(to_argv(req))) == req
+    assert ImportRequest.from_json(req.to_json()) == req.replace(overwrite=False)
+    cfg = ImportConfig.from_request(req)
+    assert (cfg.src, cfg.out, cfg.labels, cfg.delimiter) == (Path("r.tsv"), Path("k.h5"), None, ";")
+    assert (cfg.class_names, cfg.keep_fields, cfg.group_field) == (
+        ["a", "b"],
+        ["_id", "name"],
+        "acc",
+    )
+    assert (cfg.pad_value, type(cfg.pad_value), cfg.workers, cfg.compression) == (2, int, 3, "lzf")
+    assert (cfg.memory_mb, cfg.shard_rows, cfg.on_error, cfg.overwrite) == (64, 100, "skip", True)
+    plain = ImportConfig.from_request(from_args(ImportRequest, parser.parse_args(argv[:4])))
+    assert plain.compression is None and plain.class_names is None and plain.workers >= 1
+    assert plain.params() == {
+        **ImportConfig(src=Path("r.tsv"), out=Path("k.h5"), format="tsv").params(),
+        "compression": None,
+    }
+
+
+def test_an_import_request_file_is_refused_in_the_commands_words(tmp_path: Path) -> None:
+    """A request file's bad value gets the words of the same option on the command line
+    (the config and the job check both alike); ``--request`` runs a saved import, and the
+    dataset keeps the request that makes it again."""
+    src = tmp_path / "a.jsonl"
+    src.write_text("".join(f'{{"label": "{"ab"[i % 2]}", "data": [{i}, 1]}}\n' for i in range(40)))
+    parser = command_parser("import")
+    base = ImportRequest(src=str(src), out=str(tmp_path / "k.h5"), format="jsonl")
+    path = tmp_path / "r.json"
+
+    def job(req: ImportRequest) -> None:
+        ImportJob(ImportConfig.from_request(req), EventSink(), CancelToken())
+
+    for key, value, flag in (("workers", "x", "--workers"), ("workers", "0", "--workers"),
+                             ("memory_mb", 0, "--memory-mb"), ("shard_rows", 0, "--shard-rows"),
+                             ("dtype", "int3", "--dtype")):  # fmt: skip
+        save_request(path, base.replace(**{key: value}))
+        argv = [str(src), str(tmp_path / "k.h5"), "--format", "jsonl", flag, str(value)]
+        from_file = from_args(ImportRequest, parser.parse_args(["--request", str(path)]))
+        from_cli = from_args(ImportRequest, parser.parse_args(argv))
+        assert from_file == from_cli.replace(src=str(src))
+        said = refusal(lambda r=from_cli: job(r))
+        assert refusal(lambda r=from_file: job(r)) == said and said.startswith(flag), said
+    doc = {"command": "import", "version": 1, "options": {**base.to_json()["options"]}}
+    for key, value, words in (
+        ("on_error", "stop", "--on-error stop: is not one of the choices; use skip, abort"),
+        ("seed", "1", "--seed 1: is not a whole number; give a whole number in r.json"),
+        ("format", None, "--format None: missing in r.json; give it in the request"),
+    ):
+        bad = {**doc, "options": {**doc["options"], key: value}}
+        assert refusal(lambda b=bad: ImportRequest.from_json(b, "r.json")) == words
+    save_request(path, base.replace(length=4))
+    r = guiapp("import", "--request", path, "--events", "-", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    with Dataset(tmp_path / "k.h5") as ds:
+        assert (len(ds), ds.sample_shape) == (40, (4,))
+    kept = tmp_path / "k.shards" / "request.json"  # in the dataset's own folder
+    assert load_request(kept, ImportRequest) == base.replace(length=4)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "k.h5", "k.shards", "r.json"]
 
 
 def test_a_field_added_to_a_request_type_is_a_flag_a_json_key_and_a_control() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import zipfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,6 +14,9 @@ from ..errors import UserError
 from ..store.format import SAMPLE_DTYPES
 from .arrays import NpyDirSource, NpySource, NpyStream, NpzSource, open_npy
 from .sources import Source
+
+if TYPE_CHECKING:
+    from ..requests import ImportRequest
 
 
 @dataclass
@@ -49,6 +52,46 @@ class ImportConfig:
     workers: int = 1
     resume: bool = False
     piece_mb: float = 16  # text input is cut into pieces of this size (for the workers)
+
+    @classmethod
+    def from_request(cls, req: ImportRequest) -> ImportConfig:
+        """The config of a ``guiapp import`` request: the one place its options become
+        what the job reads (``--workers``: ``auto`` or a number; the comma lists split)."""
+        from .parallel import default_workers
+
+        if req.workers == "auto":
+            workers = min(8, default_workers())
+        elif str(req.workers).isdigit() and int(req.workers) >= 1:
+            workers = int(req.workers)
+        else:
+            raise UserError(
+                f"--workers {req.workers!r}: give a number of processes (1 or more) or auto",
+                option="--workers",
+                value=req.workers,
+            )
+        names = req.class_names
+        if isinstance(names, str):
+            names = [c.strip() for c in names.split(",")] if names else None
+        keep = req.keep_fields
+        if isinstance(keep, str):
+            keep = keep.split(",") if keep else None
+        pad_value = req.pad_value
+        # every field by its name (a new option needs no line here), then the few the
+        # command line gives as text
+        same = {f.name: getattr(req, f.name) for f in fields(cls) if hasattr(req, f.name)}
+        return cls(
+            **{
+                **same,
+                "src": Path(req.src),
+                "out": Path(req.out),
+                "labels": None if req.labels is None else Path(req.labels),
+                "pad_value": int(pad_value) if float(pad_value).is_integer() else pad_value,
+                "class_names": names or None,
+                "keep_fields": keep or None,
+                "compression": None if req.compression == "none" else req.compression,
+                "workers": workers,
+            }
+        )
 
     def params(self) -> dict[str, Any]:
         d = asdict(self)
