@@ -1,6 +1,7 @@
-"""The Generate and Predict dialogs build their job's request (issue 29.2): their controls
-come from the request type, Start saves the request beside the output and the job runs
-``--request FILE``; the generated dataset keeps it, and Resume reruns the reference."""
+"""The Generate, Import and Predict dialogs (and the Runs page's Export) build their job's
+request (issue 29.2): their controls come from the request type, Start saves the request
+beside the output and the job runs ``--request FILE``; the generated dataset keeps it, and
+Resume reruns the reference."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 from PySide6.QtWidgets import QWidget
 
 from guiapp.core.requests import (
+    ExportRequest,
     GenerateRequest,
+    ImportRequest,
     PredictRequest,
     controls,
     flags,
@@ -19,8 +22,10 @@ from guiapp.core.requests import (
     rerun_argv,
 )
 from guiapp.ui.dialogs.generate_dialog import GenerateDialog
+from guiapp.ui.dialogs.import_dialog import ImportDialog
 from guiapp.ui.dialogs.predict_dialog import PredictDialog
 from guiapp.ui.jobs.cli_job import written_dataset
+from guiapp.ui.pages.runs.run_export import export_job, export_request
 
 
 def test_generate_dialog_builds_its_request_and_the_job_runs_it(qtbot, tmp_path: Path) -> None:
@@ -87,3 +92,54 @@ def test_predict_dialog_builds_its_request(qtbot, tmp_path: Path) -> None:
     assert load_request(saved, PredictRequest) == req
     qtbot.waitUntil(lambda: job.status != "running", timeout=60_000)
     assert job.status == "failed" and "run" in job.message
+
+
+def test_import_dialog_builds_its_request(qtbot, tmp_path: Path) -> None:
+    """The form's controls are the request type's fields; Start saves the request beside
+    the output and the job runs ``--request FILE`` (no option list: Resume reruns it)."""
+    src = tmp_path / "t.csv"
+    src.write_text("label,data\na,1 2\nb,3 4\n")
+    dialog = ImportDialog(tmp_path / "data")
+    qtbot.addWidget(dialog)
+    assert {**controls(ImportRequest, ImportDialog.FIELDS), "--out": "output"} == (
+        ImportDialog.CONTROLS
+    )
+    for field, widget in ImportDialog.FIELDS.items():
+        assert field in flags(ImportRequest) and isinstance(getattr(dialog, widget), QWidget)
+    dialog.source.set_path(src)
+    dialog.delimiter.setText(",")
+    dialog.length.setValue(3)
+    dialog.truncate.setCurrentText("post")
+    dialog.class_names.setText("a, b")
+    dialog.keep_fields.setText(" label , data")
+    dialog.seed.setValue(7)
+    out = tmp_path / "data" / "t.h5"
+    req = dialog.request()
+    assert req == ImportRequest(
+        src=str(src), out=str(out), format="csv", delimiter=",", length=3, truncate="post",
+        class_names="a, b", keep_fields="label,data", seed=7,
+    )  # fmt: skip
+    job = dialog.start()
+    assert job is not None
+    saved = gui_request_path(out)
+    assert job.args == ["--request", str(saved)]
+    assert load_request(saved, ImportRequest) == req
+    assert written_dataset(job) == out
+    assert rerun_argv(job.args) == ["--request", str(saved), "--resume"]
+
+
+def test_the_runs_pages_export_runs_its_request(qtbot, tmp_path: Path) -> None:
+    """Export model builds an ExportRequest, saves it beside the target and the job runs
+    ``--request FILE``; a run without a model is refused by the job in one line."""
+    run, target = tmp_path / "run", tmp_path / "exports" / "m.tflite"
+    run.mkdir()
+    job = export_job({"path": str(run)}, str(target))
+    saved = gui_request_path(target)
+    assert job.args == ["--request", str(saved)]
+    assert load_request(saved, ExportRequest) == ExportRequest(
+        run=str(run), format="tflite", out=str(target)
+    )
+    assert export_request({"path": str(run)}, str(tmp_path / "sm")).format == "savedmodel"
+    job.start()
+    qtbot.waitUntil(lambda: job.status != "running", timeout=60_000)
+    assert job.status == "failed" and str(run) in job.message, job.message

@@ -1,9 +1,10 @@
 """The Import dialog: format, source, field mapping, length/padding, error policy, preview.
 
 The preview parses the first rows (as many as asked) with the importer's own readers
-(``core/importers/preview.py``); Start checks the output path and hands a ``guiapp import``
-:class:`CliJob` to the Datasets page. The output follows the source's name until the user
-types one. When the job ends having skipped bad rows, a message says how many of how
+(``core/importers/preview.py``); Start builds the form's :class:`ImportRequest`, saves it
+beside the output and hands the :class:`CliJob` that runs it (``guiapp import --request
+FILE``) to the Datasets page. The output follows the source's name until the user types
+one. When the job ends having skipped bad rows, a message says how many of how
 many, and the first reasons.
 """
 
@@ -37,6 +38,14 @@ from PySide6.QtWidgets import (
 from guiapp.core.events import Failure
 from guiapp.core.importers.preview import TEXT_FORMATS, PreviewRow, guess_format, preview
 from guiapp.core.importers.sources import FORMATS
+from guiapp.core.requests import (
+    ImportRequest,
+    controls,
+    gui_request_path,
+    request_argv,
+    save_request,
+    to_argv,
+)
 from guiapp.core.store.format import SAMPLE_DTYPES
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.widgets.failure_controls import clear_mark, point_at
@@ -72,30 +81,35 @@ def skipped_text(summary: dict[str, Any]) -> str | None:
 
 
 class ImportDialog(QDialog):
-    """Collects a ``guiapp import`` command; ``job_ready(job, out)`` when the user starts it."""
+    """Builds an :class:`ImportRequest` (:meth:`request`); ``job_ready(job, out)`` when the
+    user starts it: the job runs the request, saved beside the output."""
 
     job_ready = Signal(object, object)
     PREVIEW_COLUMNS = ("Line", "Label", "Data", "Length", "Problem", "Group and kept fields")
-    #: The control that sets each ``guiapp import`` option: a failed import's option
-    #: (its ``failed`` event's) is marked and focused there (:meth:`show_failure`).
-    CONTROLS: ClassVar[dict[str, str]] = {
+    #: The control of each :class:`ImportRequest` field the form sets (the rest keep
+    #: their defaults).
+    FIELDS: ClassVar[dict[str, str]] = {
         "src": "source",
-        "--out": "output",
-        "--format": "format",
-        "--label-field": "label_field",
-        "--data-field": "data_field",
-        "--delimiter": "delimiter",
-        "--group-field": "group_field",
-        "--keep-fields": "keep_fields",
-        "--length": "length",
-        "--pad": "pad",
-        "--truncate": "truncate",
-        "--dtype": "dtype",
-        "--class-names": "class_names",
-        "--on-error": "on_error",
-        "--seed": "seed",
-        "--overwrite": "overwrite",
+        "out": "output",
+        "format": "format",
+        "label_field": "label_field",
+        "data_field": "data_field",
+        "delimiter": "delimiter",
+        "group_field": "group_field",
+        "keep_fields": "keep_fields",
+        "length": "length",
+        "pad": "pad",
+        "truncate": "truncate",
+        "dtype": "dtype",
+        "class_names": "class_names",
+        "on_error": "on_error",
+        "seed": "seed",
+        "overwrite": "overwrite",
     }
+    #: The control that sets each ``guiapp import`` option (from :attr:`FIELDS`; the
+    #: importers name the output ``--out``): a failed import's option (its ``failed``
+    #: event's) is marked and focused there (:meth:`show_failure`).
+    CONTROLS: ClassVar[dict[str, str]] = {**controls(ImportRequest, FIELDS), "--out": "output"}
 
     def __init__(self, data_folder: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -330,33 +344,47 @@ class ImportDialog(QDialog):
         self.update_preview()
 
     # ------------------------------------------------------------------ start
-    def cli_args(self) -> list[str]:
+    def request(self) -> ImportRequest:
+        """The form's request (ValueError: what to fix)."""
         src, out = self.source.path(), self.output.path()
         if not src:
             raise ValueError("Source: choose the file or folder to import")
         check_dataset_output(self.data_folder, out)
         fmt = self.format.currentText()
-        args = [src, out, "--format", fmt]
+        text: dict[str, Any] = {}
         if fmt in TEXT_FORMATS:
-            args += ["--label-field", self.label_field.text().strip() or "label"]
-            args += ["--data-field", self.data_field.text().strip() or "data"]
-            if self.delimiter.text():
-                args += ["--delimiter", self.delimiter.text()]
+            text = {
+                "label_field": self.label_field.text().strip() or "label",
+                "data_field": self.data_field.text().strip() or "data",
+                "delimiter": self.delimiter.text() or None,
+            }
+        fitted: dict[str, Any] = {}
         if self.length.value():
-            args += ["--length", str(self.length.value())]
-            args += ["--pad", self.pad.currentText(), "--truncate", self.truncate.currentText()]
-        if self.dtype.currentText() != AUTO:
-            args += ["--dtype", self.dtype.currentText()]
-        if self.class_names.text().strip():
-            args += ["--class-names", self.class_names.text().strip()]
-        if self.group_field.text().strip():
-            args += ["--group-field", self.group_field.text().strip()]
-        if self._keep_fields():
-            args += ["--keep-fields", ",".join(self._keep_fields())]
-        args += ["--on-error", self.on_error.currentText(), "--seed", str(self.seed.value())]
-        if self.overwrite.isChecked():
-            args.append("--overwrite")
-        return args
+            fitted = {
+                "length": self.length.value(),
+                "pad": self.pad.currentText(),
+                "truncate": self.truncate.currentText(),
+            }
+        dtype = self.dtype.currentText()
+        return ImportRequest(
+            src=src,
+            out=out,
+            format=fmt,
+            **text,
+            **fitted,
+            dtype=None if dtype == AUTO else dtype,
+            class_names=self.class_names.text().strip() or None,
+            group_field=self.group_field.text().strip() or None,
+            keep_fields=",".join(self._keep_fields()) or None,
+            on_error=self.on_error.currentText(),
+            seed=self.seed.value(),
+            overwrite=self.overwrite.isChecked(),
+        )
+
+    def cli_args(self) -> list[str]:
+        """The arguments of ``guiapp import`` the form's request stands for (ValueError:
+        what to fix); the job itself runs the saved request."""
+        return to_argv(self.request())
 
     def _class_names(self) -> list[str] | None:
         names = [c.strip() for c in self.class_names.text().split(",") if c.strip()]
@@ -373,21 +401,33 @@ class ImportDialog(QDialog):
         return point_at(self, self.CONTROLS, failure)
 
     def start(self) -> CliJob | None:
+        """Save the form's request beside its output (``.OUT.request.json``, atomically)
+        and hand the job that runs it (``--request FILE``) to the page."""
+        from guiapp.core.errors import UserError
+
         clear_mark(self, self.CONTROLS)
         try:
-            args = self.cli_args()
+            req = self.request()
+            out = resolve_output(self.data_folder, req.out)
+            req = req.replace(out=str(out))
+            req.check()
+            path = save_request(gui_request_path(out), req)
         except ValueError as exc:
-            self.message.setText(str(exc))
-            self.message.setStyleSheet("color: #c62828;")
+            self._show_error(str(exc))
             return None
-        out = resolve_output(self.data_folder, args[1])
-        args[1] = str(out)
-        job = CliJob(f"import {out.name}", "import", args)
+        except (OSError, UserError) as exc:
+            self._show_error(f"Output: cannot save the job's request ({exc})")
+            return None
+        job = CliJob(f"import {out.name}", "import", request_argv(path, req))
         job.event.connect(self._job_event)
         self.job_ready.emit(job, out)
         self.message.setText("")
         self.accept()
         return job
+
+    def _show_error(self, text: str) -> None:
+        self.message.setText(text)
+        self.message.setStyleSheet(f"color: {PROBLEM_COLOR};")
 
     def _job_event(self, event: dict[str, Any]) -> None:
         """The job's ``finished`` event: say what ``skip`` left out (nothing: silent)."""

@@ -2,9 +2,10 @@
 
 A dataset joins the project as soon as its job wrote anything, so a stopped or half-made
 one is listed ("unfinished") with Resume, which reruns its recorded command
-(``project.recipes``, kind ``dataset_job``) with ``--resume``: for a generation the
-reference to its saved request (``--request FILE``, core/requests.py), for an import
-still its argument list. A check's result is kept in
+(``project.recipes``, kind ``dataset_job``) with ``--resume``: the reference to its saved
+request (``--request FILE``, core/requests.py; the Generate and Import dialogs save it
+beside the output), never an argument list of options (a project saved by an earlier
+version may hold one: it is rerun the same way). A check's result is kept in
 ``project.ui["checks"]`` while the dataset's index file is unchanged (:func:`saved_checks`).
 """
 
@@ -61,7 +62,7 @@ class DatasetJobs:
         job.finished.connect(lambda ok, _msg, out=out: self._dataset_job_done(ok, Path(out)))
         job.finished.connect(lambda _ok, _msg, job=job: self._keep_failure(job))
         self.failures.pop(job.command, None)
-        args = without_switches(job.args)  # a generate job's: --request FILE
+        args = without_switches(job.args)  # a dialog's job: --request FILE
         recipe = {"kind": "dataset_job", "path": str(Path(out).absolute()), "name": job.name}
         recipe.update(command=job.command, args=args)
         self.project.recipes[:] = [
@@ -146,10 +147,3 @@ class DatasetJobs:
             "mtime": _mtime(Path(key)),
         }
         self.project_changed.emit()
-
-
-def _mtime(path: Path) -> float | None:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return None

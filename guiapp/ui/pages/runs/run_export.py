@@ -1,5 +1,7 @@
 """The Runs page's Export model: ``guiapp export`` of a run's ``best.keras`` as a job,
-into the one remembered export folder, saying which checkpoint (epoch, scores) it holds."""
+into the one remembered export folder, saying which checkpoint (epoch, scores) it holds.
+The job runs the export's request (:class:`ExportRequest`, saved beside the target as
+``.NAME.request.json``): ``guiapp export --request FILE``, no argument list."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox
 
+from guiapp.core.requests import ExportRequest, gui_request_path, request_argv, save_request
 from guiapp.core.train.run_files import checkpoint_text, model_folder
 from guiapp.core.units import human_bytes
 from guiapp.ui.jobs.cli_job import CliJob
@@ -53,10 +56,13 @@ class RunExport:
             QMessageBox.warning(self, "Export model", problem)
             return None
         remember_export(target)
-        fmt = {".keras": "keras", ".tflite": "tflite"}.get(Path(target).suffix, "savedmodel")
-        folder, _note = model_folder(info)  # an experiment's: its best trial's
-        args = [str(folder or info["path"]), "--format", fmt, "--out", target]
-        job = CliJob(f"export {Path(target).name}", "export", args, events=False)
+        from guiapp.core.errors import UserError
+
+        try:
+            job = export_job(info, target)
+        except (OSError, UserError) as exc:
+            QMessageBox.warning(self, "Export model", f"Cannot save the job's request ({exc})")
+            return None
         what = checkpoint_text(info.get("best"))
         job.finished.connect(
             lambda ok, msg, job=job, t=target, w=what: self._exported(ok, msg, job, t, w)
@@ -72,6 +78,23 @@ class RunExport:
         text = f"Exported {what} to {target}, reloaded and checked"
         self.summary.setText(f"{text}: {export_summary(job.output)}")
         show_status(self, text)
+
+
+def export_request(info: dict[str, Any], target: str) -> ExportRequest:
+    """The request that exports the run ``info`` shows to ``target``: the format follows
+    the name (.keras, .tflite, else a SavedModel folder); an experiment's model is its best
+    trial's."""
+    fmt = {".keras": "keras", ".tflite": "tflite"}.get(Path(target).suffix, "savedmodel")
+    folder, _note = model_folder(info)
+    return ExportRequest(run=str(folder or info["path"]), format=fmt, out=target)
+
+
+def export_job(info: dict[str, Any], target: str) -> CliJob:
+    """The (not yet started) job that runs :func:`export_request`, saved beside the
+    target (OSError or UserError: it could not be saved)."""
+    req = export_request(info, target)
+    path = save_request(gui_request_path(target), req)
+    return CliJob(f"export {Path(target).name}", "export", request_argv(path, req), events=False)
 
 
 def export_summary(output: str) -> str:
