@@ -63,14 +63,14 @@ def make_heads(model: Any, strategy: Any, top_k: int, rc_average: bool = False) 
 
     if int(strategy.num_replicas_in_sync) == 1:
         with strategy.scope():
-            step = tf.function(heads, reduce_retracing=True)
+            step = tf.function(heads, reduce_retracing=True, autograph=False)
     else:
 
         def gathered(x: Any, y: Any) -> Any:
             out = strategy.run(heads, args=(x, y))
             return tuple(strategy.gather(o, axis=0) for o in out)
 
-        step = tf.function(gathered, reduce_retracing=True)
+        step = tf.function(gathered, reduce_retracing=True, autograph=False)
 
     def call(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         p, c, v, yy = step(x, y)

@@ -331,7 +331,11 @@ def make_steps(
 
         return nxt, tf.cond(plan[j] > 1, timed, lambda: no_wait)
 
-    @tf.function
+    # No AutoGraph: every branch and loop here is already a tf.cond/tf.while_loop or a test
+    # of a Python value, and Keras's own layers run without it (its ``fit`` marks its step
+    # so). Converting this module's functions' source was 60-70% of the first call's
+    # 1.1-1.9 s (``guiapp bench baselines``, docs/BENCHMARKS.md); the graph is the same.
+    @tf.function(autograph=False)
     def train_steps(iterator: Any, n: Any) -> None:
         if not sample:
             return _untimed(iterator, n)
@@ -385,11 +389,11 @@ def make_steps(
     def train(iterator: Any, n: int) -> None:
         train_steps(iterator, tf.constant(n, tf.int32))
 
-    @tf.function
+    @tf.function(autograph=False)
     def predict(x: Any) -> Any:
         return model(x, training=False)
 
-    @tf.function
+    @tf.function(autograph=False)
     def evaluate(x: Any, y: Any) -> tuple[Any, Any]:
         # The loss in the same compiled call as the outputs: computed eagerly per batch, it
         # cost more than the prediction (~2 ms a batch, a fifth of a short epoch's evaluation).
