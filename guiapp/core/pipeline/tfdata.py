@@ -13,7 +13,8 @@ are paid per segment of thousands of rows, never per batch or row where it can b
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
@@ -21,6 +22,8 @@ from ..augment.online import augment_tf
 
 if TYPE_CHECKING:
     from .batches import BatchPipeline
+
+Fn = TypeVar("Fn", bound=Callable[..., Any])
 
 
 def build_tf_dataset(
@@ -55,12 +58,20 @@ def build_tf_dataset(
         x, y = p.read_segment(int(epoch), int(b0), int(b1))
         return x.reshape((len(x), *sample_shape)), y
 
+    # tf.data converts its functions' Python source with AutoGraph unless told not to; these
+    # hold no Python control flow on tensors (their ``if``s test Python values), and the
+    # conversions cost ~0.3 s of a run's start (``bench baselines``' phases).
+    def plain(f: Fn) -> Fn:
+        return cast(Fn, tf.autograph.experimental.do_not_convert(f))
+
+    @plain
     def one_epoch(epoch: Any) -> Any:
         """The epoch's batches; ``epoch`` a tf.int64 scalar (one traced function serves
         every epoch of a multi-epoch dataset, ``flat_map`` below)."""
         segs = tf.numpy_function(segments_of, [epoch], tf.int64, stateful=False)
         segs.set_shape((None, 2))
 
+        @plain
         def read_op(seg: Any) -> tuple[Any, Any]:
             x, y = tf.numpy_function(
                 read, [epoch, seg[0], seg[1]], [ds_dtype, tf.int32], stateful=False
@@ -78,6 +89,7 @@ def build_tf_dataset(
         if not spec.active:
             return d
 
+        @plain
         def aug(i: Any, xy: tuple[Any, Any]) -> tuple[Any, Any]:
             s = tf.stack([tf.constant(seed * 1_000_003, tf.int64) + epoch, i])
             return augment_tf(xy[0], spec, s), xy[1]
@@ -102,6 +114,7 @@ def build_tf_dataset(
     per_batch_maps = spec.active or out_dtype != ds_dtype or weights is not None
     if out_dtype != ds_dtype or weights is not None:
 
+        @plain
         def finish(x: Any, y: Any) -> Any:
             x = tf.cast(x, out_dtype)
             if weights is not None:

@@ -80,11 +80,12 @@ def make_heads(model: Any, strategy: Any, top_k: int, rc_average: bool = False) 
 
 
 def heads_from_predict(predict: Any, top_k: int) -> Heads:
-    """Heads around a compiled forward pass ``predict(x)`` (the training runner's)."""
+    """Heads around a compiled forward pass ``predict(x, y)`` (the training runner's: its
+    validation's, already traced for these batches)."""
     import tensorflow as tf
 
     def heads(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        p = tf.cast(predict(x), tf.float32)
+        p = tf.cast(predict(x, y), tf.float32)
         if int(p.shape[-1]) == 1:
             p = tf.concat([1.0 - p, p], axis=-1)
         top_p, top_c = tf.math.top_k(p, k=top_k, sorted=True)

@@ -107,8 +107,8 @@ def class_report(cm: np.ndarray, class_names: list[str]) -> dict[str, Any]:
 def write_predictions(run: RunFolder, prep: Any, predict: Any, split: str) -> np.ndarray:
     """The split's predictions into ``run.predictions``; the confusion matrix read back from it.
 
-    ``prep`` is the run's ``PreparedRun``, ``predict(x)`` its compiled forward pass (run here
-    on this process's devices only, so the chief of a multi-worker run needs no peers).
+    ``prep`` is the run's ``PreparedRun``, ``predict(x, y)`` its compiled forward pass (run
+    here on this process's devices only, so the chief of a multi-worker run needs no peers).
     """
     from ..predict.engine import heads_from_predict, pipeline_for, predict_into
     from ..predict.groups import DatasetFields
@@ -163,7 +163,8 @@ def write_evaluation(
     weights), reported beside accuracy (``report.json``'s ``metrics``)."""
     if predictions is not None:
         prep, steps = predictions
-        cm = write_predictions(run, prep, steps.predict, split)
+        # (validation's compiled call, already traced: not a second trace of the model)
+        cm = write_predictions(run, prep, lambda x, y: steps.evaluate(x, y)[0], split)
     assert cm is not None, "a confusion matrix or the predictions to count it from"
     report = class_report(cm, class_names)
     report["split"] = split
