@@ -43,6 +43,8 @@ SPLIT_BY = ("groups", "rows")
 MAJORITY_CELLS = 50_000_000
 #: A packed dataset is split by atoms (whole units) when it has at least this many.
 MIN_ATOMS = 64
+#: Rows ``unit_atoms`` looks at per piece.
+ATOM_ROWS = 1 << 22
 
 
 @dataclass
@@ -179,10 +181,12 @@ def unit_atoms(row_group: np.ndarray, first_row: np.ndarray, unit: int) -> np.nd
     n = len(row_group)
     units = -(-n // unit) if n else 0
     first_unit = first_row // unit
-    rows = np.arange(n, dtype=np.int64)
-    away = np.flatnonzero(rows // unit != first_unit[row_group])  # rows outside their unit
     last_unit = first_unit.copy()
-    np.maximum.at(last_unit, row_group[away], away // unit)
+    for a in range(0, n, ATOM_ROWS):  # a piece at a time: no temporaries the split's size
+        rows = np.arange(a, min(n, a + ATOM_ROWS), dtype=np.int64)
+        g = row_group[a : a + len(rows)]
+        away = np.flatnonzero(rows // unit != first_unit[g])  # rows outside their unit
+        np.maximum.at(last_unit, g[away], rows[away] // unit)
     span = np.flatnonzero(last_unit > first_unit)
     cover = np.zeros(units + 1, np.int64)
     np.add.at(cover, first_unit[span] + 1, 1)

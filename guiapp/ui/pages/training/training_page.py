@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QApplication,
@@ -52,8 +52,6 @@ class TrainingPage(DetachedRuns, Page):
         "accuracy, throughput and the input-bound fraction live."
     )
     icon = SP.SP_ComputerIcon
-    #: a run ended: status ("finished", "stopped", "failed"), run folder
-    run_ended = Signal(str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
