@@ -188,6 +188,33 @@ def test_pread_and_memmap_paths_agree(tmp_path: Path) -> None:
         np.testing.assert_array_equal(u[0], v[0])
 
 
+def test_a_memory_cache_gives_the_same_batches(tmp_path: Path) -> None:
+    """--cache memory: rows copied from memory, in the order and splits of the files' reads
+    (a grouped split's masked rows and a compressed dataset included), read once a process."""
+    from guiapp.core.pipeline import cache
+    from guiapp.core.store import Dataset
+
+    for name, comp in (("plain.h5", None), ("packed.h5", "gzip")):
+        path = write_ids(tmp_path / name, 5000, 1500, compression=comp)
+        ds = Dataset(path)
+        rows = cache.load(ds, threads=2)
+        assert cache.load(Dataset(path), threads=1) is rows  # the next trial's: no second read
+        np.testing.assert_array_equal(rows.x[:, 0], np.arange(5000))
+        mask = np.arange(5000) % 3 != 1
+        kw = dict(batch_size=100, block_rows=100, seed=1, split="val", row_mask=mask)
+        kw["splits"] = SplitSpec(val=0.3, seed=1)
+        for epoch in (0, 3):
+            a = collect(BatchPipeline(path, **kw), epoch)  # type: ignore[arg-type]
+            p = BatchPipeline(path, cache=rows, **kw)  # type: ignore[arg-type]
+            assert p.reader.cache is rows and not p.reader.compiled
+            b = collect(p, epoch, 0)
+            assert len(a) == len(b) > 0
+            for u, v in zip(a, b, strict=True):
+                np.testing.assert_array_equal(u[0], v[0])
+                np.testing.assert_array_equal(u[1], v[1])
+    cache.drop()
+
+
 @pytest.mark.parametrize("compiled", [True, False])
 def test_compiled_and_python_reads_agree_and_a_short_read_is_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compiled: bool

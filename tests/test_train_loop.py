@@ -145,10 +145,12 @@ def test_diverging_loss_stops_with_one_line_and_resumes(tmp_path: Path, make_dat
 
 def test_steps_per_call_gives_the_same_run(tmp_path: Path, make_dataset) -> None:
     """Three steps per call (log every 5, checkpoint every 7: calls cut short at each)
-    trains to the same weights, history and checkpoint positions as one per call."""
+    trains to the same weights, history and checkpoint positions as one per call; and a
+    run that reads its rows from the files (--cache off) as one that read them once into
+    memory (--cache auto, small data)."""
     data = make_dataset("cells.h5", 1200, capacity=1024)
     runs = {}
-    for k in ("1", "3"):
+    for k, cache in (("1", "auto"), ("3", "off")):
         r = guiapp(
             "train",
             "--data",
@@ -167,11 +169,14 @@ def test_steps_per_call_gives_the_same_run(tmp_path: Path, make_dataset) -> None
             "7",
             "--steps-per-call",
             k,
+            "--cache",
+            cache,
             "--events",
             "-",
         )
         assert r.returncode == 0, r.stderr[-2000:]
         runs[k] = events_of(r.stdout)
+    assert runs["1"][0]["cache"]["mode"] == "memory" and runs["3"][0]["cache"]["mode"] == "off"
     positions = {
         k: [
             (e["event"], e["epoch"], e["step"]) for e in ev if e["event"] in ("batch", "checkpoint")

@@ -38,7 +38,15 @@ OPTION_FIELDS = (
     "early_stopping",
     "steps_per_call",
     "split_by",
+    "cache",
+    "cache_share",
 )
+
+#: Options that may be given with ``--spec`` or ``--resume`` (they change no result).
+RUNTIME_FIELDS = (
+    "devices", "log_every", "epochs", "steps_per_call", "cluster", "worker_index", "cache",
+    "cache_share",
+)  # fmt: skip
 
 
 def register(sub: Any) -> None:
@@ -117,6 +125,19 @@ def register(sub: Any) -> None:
         type=int,
         default=None,
         help="training steps per compiled call (1; a GPU with a small model: 8-32)",
+    )
+    a(
+        "--cache",
+        default=None,
+        choices=["auto", "memory", "off"],
+        help="read the rows once into memory: auto (when they take at most --cache-share of "
+        "the available memory), memory or off; the batches are the same (auto)",
+    )
+    a(
+        "--cache-share",
+        type=float,
+        default=None,
+        help="with --cache auto: the share of the available memory a cache may take (0.5)",
     )
     a("--augment", default=None, help='on-the-fly augmentation JSON, e.g. {"flip_h": true}')
     a("--class-weights", default=None, choices=["balanced"])

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..augment.online import AugmentSpec, augment_numpy
 from ..store import Dataset
+from .cache import RowCache
 from .read_plan import EpochPlan, ReadPlan, SplitSpec
 from .reader import WindowReader
 
@@ -83,6 +84,7 @@ class BatchPipeline:
         prefetch: int = 8,
         use_pread: bool | None = None,
         row_mask: np.ndarray | None = None,
+        cache: RowCache | None = None,
     ) -> None:
         self.ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
         self.plan = ReadPlan(
@@ -105,7 +107,9 @@ class BatchPipeline:
         self.augment = augment or AugmentSpec()
         self.threads = default_reader_threads() if threads is None else max(1, threads)
         self.prefetch = max(1, prefetch)  # batches tf.data keeps ready
-        self.reader = WindowReader(self.ds, use_pread=use_pread, pool_buffers=6 + 2 * self.threads)
+        self.reader = WindowReader(
+            self.ds, use_pread=use_pread, pool_buffers=6 + 2 * self.threads, cache=cache
+        )
         if not self.plan.whole_blocks:  # a grouped split's plan is compiled: not on the first batch
             from .. import jit
 

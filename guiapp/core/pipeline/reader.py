@@ -16,12 +16,15 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..store import Dataset
 from ..store.format import LABEL_DTYPE
+
+if TYPE_CHECKING:
+    from .cache import RowCache
 
 IOV_MAX = 1024
 #: Gaps between runs of at most this many bytes are read (into scratch) rather than skipped.
@@ -62,9 +65,19 @@ class WindowReader:
     """Reads runs of rows of one dataset into window buffers."""
 
     def __init__(
-        self, dataset: Dataset, *, use_pread: bool | None = None, pool_buffers: int = 8
+        self,
+        dataset: Dataset,
+        *,
+        use_pread: bool | None = None,
+        pool_buffers: int = 8,
+        cache: RowCache | None = None,
+        compiled: bool = True,
     ) -> None:
+        """``cache``: copy rows from memory instead of the files (``cache.py``);
+        ``compiled``: load the compiled reads (numba) where they are there; a reader of a
+        few long runs (the cache's load) does as well without them."""
         self.ds = dataset
+        self.cache = cache
         self.row_bytes = dataset.row_nbytes
         self.sample_shape = dataset.sample_shape
         self.dtype = dataset.dtype
@@ -82,7 +95,8 @@ class WindowReader:
         self._arrays_lock = threading.Lock()  # h5py-backed shards: one reader at a time
         self.pool = AlignedPool(pool_buffers)
         self._local = threading.local()
-        if self.use_pread:
+        self.compiled = compiled and cache is None
+        if self.use_pread and self.compiled:
             _jitread()
 
     def _fd(self, k: int) -> tuple[int, int, int]:
@@ -114,9 +128,12 @@ class WindowReader:
         self, src: np.ndarray, dest: np.ndarray, length: np.ndarray, x: np.ndarray, y: np.ndarray
     ) -> None:
         """Copy dataset rows ``src[i]:src[i]+length[i]`` to buffer rows ``dest[i]:...``."""
+        if self.cache is not None:
+            self.cache.copy_runs(src, dest, length, x, y)
+            return
         src, dest, length = _split_at_shards(src, dest, length, self.starts)
         shard = np.searchsorted(self.starts, src, side="right") - 1
-        if self.use_pread and _jitread() is not None:
+        if self.use_pread and self.compiled and _jitread() is not None:
             # Small gaps between runs (rows of other splits, with a grouped split) are read
             # into a scratch buffer, so a block stays one read: a copy of a few rows costs
             # less than a system call per run.

@@ -55,6 +55,12 @@ class TrainConfig:
     #: block); ``hash``: each block's split drawn by its hash alone, as runs from before
     #: ``exact`` were (a resumed or re-read old run keeps it: :func:`recorded_defaults`).
     split_sizes: str = "exact"
+    #: ``auto``: rows read once into memory when the dataset takes at most ``cache_share``
+    #: of the available memory; ``memory``: always (refused when it cannot fit); ``off``:
+    #: read from the files every epoch. The batches are the same either way
+    #: (``core/pipeline/cache.py``).
+    cache: str = "auto"
+    cache_share: float = 0.5
 
     @classmethod
     def from_json(cls, obj: Any, where: str = "config") -> TrainConfig:
@@ -166,12 +172,14 @@ RESUMABLE_CHANGES = (
     "epochs",
     "tensorboard",
     "steps_per_call",
+    "cache",
+    "cache_share",
 )
 #: Fields that are ``guiapp train`` options of the same name (with dashes).
 OPTION_NAMES = (
     "data", "epochs", "batch", "val", "test", "folds", "fold", "seed", "devices", "augment",
     "class_weights", "max_steps", "log_every", "checkpoint_every", "worker_index",
-    "early_stopping", "steps_per_call", "split_by",
+    "early_stopping", "steps_per_call", "split_by", "cache", "cache_share",
 )  # fmt: skip
 
 
@@ -330,6 +338,19 @@ def check_devices(cfg: TrainConfig) -> str | None:
     )
 
 
+def check_cache(cfg: TrainConfig) -> str | None:
+    if cfg.cache not in ("auto", "memory", "off"):
+        fix = "use auto (the default), memory or off"
+        return Problem(f"--cache {cfg.cache}: {fix}", option="--cache", value=cfg.cache, fix=fix)
+    share = cfg.cache_share
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
+        fix = "give a share of the available memory in (0, 1], e.g. 0.5"
+        return Problem(
+            f"--cache-share {share}: {fix}", option="--cache-share", value=share, fix=fix
+        )
+    return None
+
+
 CHECKS: list[Callable[[TrainConfig], str | None]] = [
     _at_least("epochs", 1, "train at least 1 epoch"),
     _at_least("batch", 1, "the batch size must be at least 1"),
@@ -348,6 +369,7 @@ CHECKS: list[Callable[[TrainConfig], str | None]] = [
     check_devices,
     check_split_by,
     check_split_sizes,
+    check_cache,
 ]
 
 

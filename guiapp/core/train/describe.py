@@ -97,7 +97,7 @@ def _text(kind: Any, e: dict[str, Any], verbose: bool) -> str | None:
             f"training{where} on {e.get('devices', '')}: {e.get('epochs', '?')} epoch(s) of "
             f"{e.get('steps_per_epoch', '?')} steps, global batch {e.get('global_batch', '?')}, "
             f"{int(_n(e.get('train_rows', 0)) or 0):,} train rows, "
-            f"{int(_n(e.get('val_rows', 0)) or 0):,} validation rows"
+            f"{int(_n(e.get('val_rows', 0)) or 0):,} validation rows{_cache(e)}"
         )
     if kind == "batch":
         if not verbose:
@@ -176,6 +176,16 @@ def _text(kind: Any, e: dict[str, Any], verbose: bool) -> str | None:
 def _epoch(e: dict[str, Any]) -> Any:
     epoch = e.get("epoch")
     return epoch if _int(epoch) else "?"
+
+
+def _cache(e: dict[str, Any]) -> str:
+    """``, rows read once into memory (120 MB fit in 0.5 of available memory)``."""
+    c = e.get("cache")
+    if not isinstance(c, dict) or c.get("mode") not in ("memory", "off"):
+        return ""
+    if c["mode"] == "memory":
+        return f", rows read once into memory ({c.get('reason', '')})"
+    return f", rows read from the files ({c.get('reason', '')})"
 
 
 def _wait_detail(e: dict[str, Any]) -> str:

@@ -16,6 +16,10 @@ import numpy as np
 from .. import errors
 from ..errors import UserError
 from ..pipeline import AugmentSpec, BatchPipeline
+from ..pipeline.batches import default_reader_threads
+from ..pipeline.cache import CacheChoice
+from ..pipeline.cache import choose as choose_cache
+from ..pipeline.cache import load as load_cache
 from ..pipeline.group_split import split_mask
 from ..store import Dataset
 from .checkpoint import assign_all, load_checkpoint
@@ -65,6 +69,7 @@ class PreparedRun:
     loss_obj: Any
     train: BatchPipeline
     val: BatchPipeline | None
+    cache: CacheChoice
     val_split: str | None
     steps: int
     x_shape: tuple[int, ...]
@@ -107,6 +112,7 @@ def prepare_run(
     val_split = cfg.validation_split()
     train_mask = split_mask(ds, splits, "train", fraction=cfg.fraction, split_by=cfg.split_by)
     val_mask = split_mask(ds, splits, val_split, split_by=cfg.split_by) if val_split else None
+    cache = choose_cache(ds, cfg.cache, cfg.cache_share)
     common: dict[str, Any] = dict(
         block_rows=cfg.block_rows_for(len(ds)),
         window_blocks=cfg.window_blocks,
@@ -114,6 +120,7 @@ def prepare_run(
         seed=cfg.seed,
         splits=splits,
         dtype=in_dtype,
+        cache=load_cache(ds, default_reader_threads()) if cache.mode == "memory" else None,
     )
     train = BatchPipeline(
         ds,
@@ -158,6 +165,7 @@ def prepare_run(
         loss_obj=loss_obj,
         train=train,
         val=val,
+        cache=cache,
         val_split=val_split,
         steps=steps,
         x_shape=x_shape,

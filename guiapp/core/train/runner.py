@@ -135,6 +135,7 @@ class TrainingJob:
             epochs_from=1,
             train_rows=prep.steps * prep.global_batch,
             val_rows=prep.val.rows_per_epoch if prep.val else 0,
+            cache=prep.cache.to_json(),
             split=describe_split(
                 ds,
                 cfg.splits(),
