@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .formats import is_compressed
 from .text import open_text_binary
 
 PIECE_BYTES = 16 * 2**20
@@ -32,7 +33,7 @@ def plan_pieces(files: list[Path], piece_bytes: int = PIECE_BYTES) -> list[Piece
     """Cut every file into pieces at line ends (``.gz``: one piece per file)."""
     out: list[Piece] = []
     for fi, path in enumerate(files):
-        if path.name.lower().endswith(".gz"):
+        if is_compressed(path):
             out.append(Piece(len(out), fi, 0, -1))
             continue
         size = path.stat().st_size

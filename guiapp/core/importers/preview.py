@@ -18,7 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-TEXT_FORMATS = ("jsonl", "csv", "tsv")
+from .formats import TEXT_FORMATS as TEXT_FORMATS  # the dialog's names (``formats.py``)
+from .formats import guess_format as guess_format
+
 SHOWN_VALUES = 12
 #: the Length column's word for a row the import pads or truncates (``PieceResult.fitted``)
 FITTED = {-1: "padded", 1: "truncated", 2: "empty, padded"}
@@ -35,23 +37,6 @@ class PreviewRow:
     fields: str = ""
     #: What the import does to its length ("padded", "truncated"), if anything.
     fitted: str = ""
-
-
-def guess_format(path: Path) -> str | None:
-    """The import format a file or folder most likely has, from its name."""
-    if path.is_dir():
-        return "npy-dir"
-    name = path.name.lower().removesuffix(".gz")
-    for fmt, exts in (
-        ("jsonl", (".jsonl", ".ndjson", ".json")),
-        ("csv", (".csv",)),
-        ("tsv", (".tsv", ".tab")),
-        ("npy", (".npy",)),
-        ("npz", (".npz",)),
-    ):
-        if name.endswith(exts):
-            return fmt
-    return None
 
 
 def _show(a: np.ndarray) -> str:

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
+from .formats import FORMATS as FORMATS  # the one table of formats (``formats.py``)
+from .formats import get_format
 
-FORMATS = ("npy-dir", "npy", "npz", "csv", "tsv", "jsonl")
 TEXT_ROWS_PER_CHUNK = 4096
 ARRAY_CHUNK_BYTES = 4 * 2**20
 
@@ -99,31 +100,26 @@ def open_source(
     fields: list[str] | None = None,
     group: bool = False,
 ) -> Source:
-    """The reader for ``fmt``; raises ``UserError`` for a missing or unusable input.
-    ``fields``: the lineage arrays of an ``.npz`` (the group's first when ``group``), or
-    ``file``/``folder`` for a folder of ``.npy``; text formats find theirs per piece."""
-    from .arrays import NpyDirSource, NpySource, NpzSource
-    from .text import CsvSource, JsonlSource
-
+    """The reader for ``fmt`` (its record in ``formats.py``); raises ``UserError`` for a
+    missing or unusable input. ``fields``: the lineage arrays of an ``.npz`` (the group's
+    first when ``group``), or ``file``/``folder`` for a folder of ``.npy``; text formats
+    find theirs per piece."""
     check_regular(src)
     if labels is not None:
         check_regular(labels)
-    if labels is not None and fmt not in ("npy", "npy-dir"):
+    record = get_format(fmt)
+    if labels is not None and (record is None or "labels" not in record.options):
         raise UserError(
             f"--labels is for --format npy and npy-dir; {fmt} files hold their labels",
             option="--labels",
             value=labels,
         )
-    if fmt == "jsonl":
-        return JsonlSource(src, label_field, data_field)
-    if fmt in ("csv", "tsv"):
-        return CsvSource(src, fmt, label_field, data_field, delimiter)
-    if fmt == "npy":
-        return NpySource(src, labels)
-    if fmt == "npz":
-        return NpzSource(src, x_key, y_key, fields or [], group)
-    if fmt == "npy-dir":
-        return NpyDirSource(src, labels, per_file, fields or [])
-    raise UserError(
-        f"--format {fmt!r} is not one of {', '.join(FORMATS)}", option="--format", value=fmt
-    )
+    if record is None:
+        raise UserError(
+            f"--format {fmt!r} is not one of {', '.join(FORMATS)}", option="--format", value=fmt
+        )
+    return record.open(
+        src, labels=labels, label_field=label_field, data_field=data_field,
+        delimiter=delimiter, x_key=x_key, y_key=y_key, per_file=per_file,
+        fields=fields or [], group=group,
+    )  # fmt: skip

@@ -17,29 +17,22 @@ from typing import IO, Any
 import numpy as np
 
 from ..errors import Problem, UserError
+from .formats import BY_NAME, is_compressed
 from .sources import TEXT_ROWS_PER_CHUNK, Chunk, Source, display_name
-
-_TEXT_EXTS = {
-    "jsonl": (".jsonl", ".json", ".ndjson", ".txt"),
-    "csv": (".csv", ".txt"),
-    "tsv": (".tsv", ".tab", ".txt"),
-}
 
 
 def text_files(src: Path, fmt: str) -> list[Path]:
+    """``src``, or the files of format ``fmt`` below the folder ``src`` in name order
+    (the names ``formats.py`` gives the format, ``.gz`` too)."""
     if src.is_dir():
-        exts = _TEXT_EXTS[fmt]
+        record = BY_NAME[fmt]
         files = sorted(
             p
             for p in src.rglob("*")
-            if p.is_file()
-            and not p.name.startswith(".")
-            and (
-                p.name.lower().endswith(exts)
-                or p.name.lower().endswith(tuple(e + ".gz" for e in exts))
-            )
+            if p.is_file() and not p.name.startswith(".") and record.reads_name(p.name)
         )
         if not files:
+            exts = record.folder_suffixes()
             raise UserError(
                 f"{src}: no {fmt} files in this folder (looked for {', '.join(exts)} and .gz)"
             )
@@ -57,7 +50,7 @@ def open_text_binary(path: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
     except OSError as exc:
         raise UserError(f"{path}: cannot be read ({exc.strerror}). Check the path") from None
     try:
-        if path.name.lower().endswith(".gz"):
+        if is_compressed(path):
             try:
                 with gzip.GzipFile(fileobj=raw) as gz:
                     yield gz, raw  # type: ignore[misc]

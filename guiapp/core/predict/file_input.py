@@ -25,11 +25,10 @@ from typing import Any
 from ..atomic import atomic_write_text
 from ..errors import UserError
 from ..events import CancelToken, EventSink
-from ..importers import FORMATS, ImportConfig, ImportJob
+from ..importers import ImportConfig, ImportJob
+from ..importers.formats import FORMATS
+from ..importers.formats import guess_format as guess_from_name
 from ..store import DatasetWriter, shard_dir
-
-SUFFIX_FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv"}
-SUFFIX_FORMATS.update({".npy": "npy", ".npz": "npz"})
 
 
 def input_folder(out: Path) -> Path:
@@ -37,13 +36,14 @@ def input_folder(out: Path) -> Path:
 
 
 def guess_format(src: Path, fmt: str | None) -> str:
+    """``--format``, checked, or the format of ``src``'s name (the importers' table)."""
     if fmt:
         if fmt not in FORMATS:
             raise UserError(
                 f"--format {fmt}: use one of {', '.join(FORMATS)}", option="--format", value=fmt
             )
         return fmt
-    guessed = SUFFIX_FORMATS.get(src.suffix.lower())
+    guessed = guess_from_name(src)
     if guessed is None:
         problem = "cannot tell the format from the name"
         fix = f"pass --format ({', '.join(FORMATS)})"

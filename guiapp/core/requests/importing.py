@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..importers.formats import FORMATS  # the one table of formats: stdlib only
 from .base import Request, opt
 
-#: The formats ``guiapp import`` reads (``core/importers/sources.py`` ``FORMATS``, the same
-#: tuple: a test holds them equal; this module stays stdlib only).
-IMPORT_FORMATS = ("npy-dir", "npy", "npz", "csv", "tsv", "jsonl")
+#: The formats ``guiapp import`` reads (``--format``'s choices).
+IMPORT_FORMATS = FORMATS
 _FIELDS, _SAMPLES, _JOB = "fields", "samples", "job"
 _TEXT = "JSON field, or CSV column name/0-based index"
 
