@@ -275,7 +275,7 @@ class GenerationJob:
                 try:
                     msg = json.loads(c.recv_bytes())
                 except (EOFError, OSError):
-                    proc = conns.pop(c)  # type: ignore[call-overload]
+                    proc = conns.pop(c)
                     proc.join()
                     if c not in ended and not errors:  # it died: not a stop, whatever its code
                         errors.append({"kind": "user", "message": self._died(proc)})

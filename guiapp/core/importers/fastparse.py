@@ -178,7 +178,7 @@ def _fromstring(joined: bytes) -> np.ndarray | None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         try:
-            return np.fromstring(joined, dtype=np.int64, sep=",")  # type: ignore[call-overload,no-any-return]
+            return np.fromstring(joined, dtype=np.int64, sep=",")
         except (ValueError, DeprecationWarning):
             return None
 

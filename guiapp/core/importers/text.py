@@ -247,7 +247,7 @@ class CsvSource(TextSource):
         csv.field_size_limit(2**31 - 1)
 
     def rows(self, lines: IO[bytes], name: str) -> Iterator[tuple[int, Any, Any, str]]:
-        text = io.TextIOWrapper(lines, encoding="utf-8-sig", errors="replace", newline="")  # type: ignore[arg-type]
+        text = io.TextIOWrapper(lines, encoding="utf-8-sig", errors="replace", newline="")
         reader = csv.reader(text, delimiter=self.delimiter)
         layout: CsvLayout | None = None
         try:
@@ -283,7 +283,7 @@ class CsvSource(TextSource):
     def first_row(self, path: Path) -> tuple[list[str], int] | None:
         """A file's first non-blank row and its line number (None if it has none)."""
         with open_text_binary(path) as (lines, _raw):
-            text = io.TextIOWrapper(lines, encoding="utf-8-sig", errors="replace", newline="")  # type: ignore[arg-type]
+            text = io.TextIOWrapper(lines, encoding="utf-8-sig", errors="replace", newline="")
             try:
                 reader = csv.reader(text, delimiter=self.delimiter)
                 for row in reader:

@@ -75,7 +75,7 @@ def _shard_sums(flat: Any, step: int, sumsq: float) -> tuple[Any, Any, Any, floa
 def shard_sums(flat: np.ndarray, step: int, sumsq: float) -> tuple[int, int, int, float]:
     """(min, max, integer sum, ``sumsq`` plus the chunked sum of squares) of a non-empty
     1-D array of 8/16-bit integers."""
-    return _shard_sums(np.ascontiguousarray(flat), step, sumsq)  # type: ignore[no-any-return]
+    return _shard_sums(np.ascontiguousarray(flat), step, sumsq)
 
 
 def int_sums(flat: np.ndarray, positions: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
