@@ -185,11 +185,14 @@ def test_no_display_says_so_in_one_line() -> None:
 def test_internal_error_goes_to_log(tmp_path: Path, make_dataset: MakeDataset) -> None:
     """An unexpected exception in a command: exit 1, a short line, the traceback in a log."""
     code = (
-        "import sys, guiapp.cli as c\n"
+        "import sys, types, guiapp.cli as c\n"
         "def register(sub):\n"
         "    s = sub.add_parser('explode')\n"
         "    s.set_defaults(func=lambda args: 1 // 0)\n"
-        "c.EXTRA_COMMANDS.append(register)\n"
+        "m = types.ModuleType('guiapp.cli.explode')\n"
+        "m.register = register\n"
+        "sys.modules[m.__name__] = m\n"
+        "c.COMMAND_MODULES['explode'] = 'explode'\n"
         "sys.exit(c.main(['explode']))\n"
     )
     env = {**os.environ, "GUIAPP_LOG_DIR": str(tmp_path / "logs")}

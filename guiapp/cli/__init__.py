@@ -15,7 +15,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import __version__
 from ..core.errors import Cancelled, UserError
@@ -31,7 +31,7 @@ class UsageError(UserError):
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of printing usage and exiting."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
@@ -89,7 +89,7 @@ COMMAND_MODULES: dict[str, str] = {
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line, or with ``only`` (a name of :data:`COMMAND_MODULES`) just
-    that command's parser (and those of :data:`EXTRA_COMMANDS`)."""
+    that command's parser."""
     import importlib
 
     p = _Parser(
@@ -103,20 +103,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in [only] if only in COMMAND_MODULES else COMMAND_MODULES:
         importlib.import_module(f".{COMMAND_MODULES[name]}", __name__).register(sub)
-    for register in EXTRA_COMMANDS:
-        register(sub)
     return p
 
 
-#: Modules add their subcommands here: ``register(subparsers)``.
-EXTRA_COMMANDS: list[Callable[[Any], None]] = []
-
-
 def command_names() -> set[str]:
-    """Every command's name (the table's, and those of :data:`EXTRA_COMMANDS`)."""
-    if not EXTRA_COMMANDS:
-        return set(COMMAND_MODULES)
-    return set(COMMAND_MODULES) | parsed_names(build_parser())
+    """Every command's name (the table's)."""
+    return set(COMMAND_MODULES)
 
 
 def parsed_names(parser: argparse.ArgumentParser) -> set[str]:

@@ -55,11 +55,11 @@ def cmd_labels(args: argparse.Namespace) -> int:
         sources = [li.Source(Path(p).stem, Path(p)) for p in args.predictions]
     sink = EventSink(sys.stdout if args.events == "-" else None)
     sink.emit("started", job="labels", sources=[str(s.path) for s in sources])
-    issues = li.find_label_issues(
-        sources,
-        args.rank_by,
-        progress=lambda done, total: sink.emit("progress", phase="labels", done=done, total=total),
-    )
+
+    def progress(done: int, total: int) -> None:
+        sink.emit("progress", phase="labels", done=done, total=total)
+
+    issues = li.find_label_issues(sources, args.rank_by, progress=progress)
     class_index = None
     if args.class_name is not None:
         if args.class_name not in issues.class_names:

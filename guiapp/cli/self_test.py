@@ -43,7 +43,7 @@ def check_qt(tmp: Path) -> str:
     pix = w.grab()  # renders the widget tree without showing a window
     if pix.isNull() or pix.width() < 1:
         raise RuntimeError("QWidget.grab() returned an empty pixmap")
-    return f"platform {app.platformName()}, grabbed {pix.width()}x{pix.height()}"
+    return f"platform {QApplication.platformName()}, grabbed {pix.width()}x{pix.height()}"
 
 
 def check_cli(tmp: Path) -> str:
