@@ -41,12 +41,7 @@ _failed_streams: weakref.WeakSet[IO[str]] = weakref.WeakSet()
 
 
 class EventSink:
-    """Writes each event as one JSON line to a stream and/or appends it to a log file.
-
-    ``explain_failure``, when set, is called with the :class:`UserError` behind a
-    ``failed`` event before its fields are read: the CLI layer that knows which option led
-    to an error raised deeper down names it there (:meth:`UserError.concerning`).
-    """
+    """Writes each event as one JSON line to a stream and/or appends it to a log file."""
 
     def __init__(
         self, stream: IO[str] | None = None, log_path: str | os.PathLike[str] | None = None
@@ -55,7 +50,6 @@ class EventSink:
         self.log_path = Path(log_path) if log_path else None
         self._lock = threading.Lock()
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
-        self.explain_failure: Callable[[UserError], None] | None = None
 
     def emit(self, kind: str, **fields: Any) -> dict[str, Any]:
         """Write one event. A ``failed`` event emitted while a :class:`UserError` is being
@@ -88,8 +82,6 @@ class EventSink:
         said = fields.get("message", fields.get("reason"))
         if said is not None and said != str(exc):
             return fields  # another error's event (a disk error raised for an OSError)
-        if self.explain_failure is not None:
-            self.explain_failure(exc)
         return {**exc.fields(), **fields}
 
 
