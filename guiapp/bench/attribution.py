@@ -24,7 +24,8 @@ import numpy as np
 
 def blob_region(x: np.ndarray) -> np.ndarray:
     p = np.pad(x, 1, mode="edge")
-    s = sum(p[i : i + x.shape[0], j : j + x.shape[1]] for i in range(3) for j in range(3)) / 9
+    window = sum(p[i : i + x.shape[0], j : j + x.shape[1]] for i in range(3) for j in range(3))
+    s = np.asarray(window) / 9
     return np.asarray(s >= 0.3 * s.max())
 
 

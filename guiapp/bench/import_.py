@@ -149,7 +149,7 @@ def _reference(chunks: Any, fields: Any) -> tuple[int, float]:
     blocks, n = [], 0
     for lines in chunks:
         _labels, texts = fields(lines)
-        flat = np.fromstring(",".join(texts), dtype=np.int64, sep=",")  # type: ignore[call-overload]
+        flat = np.fromstring(",".join(texts), dtype=np.int64, sep=",")
         blocks.append(flat.reshape(len(texts), -1).astype(np.uint16))
         n += len(texts)
     return n, time.perf_counter() - t

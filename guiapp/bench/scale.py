@@ -52,8 +52,8 @@ def build(folder: Path, shards: int, capacity: int) -> tuple[Path, dict[str, flo
         w.append(
             rng.integers(0, 65536, (capacity, L), dtype=np.uint16), rng.integers(0, 10, capacity)
         )
-    with Dataset(tmpl) as t:
-        meta = t.shards[0]
+    with Dataset(tmpl) as made:
+        meta = made.shards[0]
         header = w.header
     path = folder / f"sim{shards}.h5"
     shard_dir(path).mkdir()

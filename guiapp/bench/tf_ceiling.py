@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -59,7 +60,7 @@ def _case(
         b.set_shape((None,))
         return a, b
 
-    paths = {
+    paths: dict[str, Callable[[], Any]] = {
         "batches": lambda: tf.data.Dataset.from_tensors((x[:bs], y[:bs])).repeat(
             segments * SEGMENT_BATCHES
         ),
