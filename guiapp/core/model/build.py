@@ -11,9 +11,11 @@ random state.
 from __future__ import annotations
 
 import os
-import zlib
 from typing import TYPE_CHECKING, Any
 
+from .families import layer_seed as layer_seed  # the seeds' one definition
+from .families import seeded_initializer
+from .registry import LAYER_TYPES
 from .resolve import Node, ResolvedSpec
 from .validate import check_spec
 
@@ -28,77 +30,13 @@ def _keras() -> Any:
     return keras
 
 
-def layer_seed(spec_seed: int, index: tuple[int, ...], part: str = "") -> int:
-    """A seed for one layer (and one part of it), stable across runs and processes."""
-    key = f"{spec_seed}:{'.'.join(map(str, index))}:{part}".encode()
-    return zlib.crc32(key) & 0x7FFFFFFF
-
-
-def _init(k: Any, name: str, seed: int) -> Any:
-    """Keras's initializer of that name with the layer's seed; those that draw nothing
-    (zeros, ones, constant, identity) take none. Aliases keep Keras's defaults
-    (``"normal"``: RandomNormal, stddev 0.05)."""
-    init = k.initializers.get(name)
-    if "seed" not in init.get_config():
-        return init
-    return init.__class__.from_config({**init.get_config(), "seed": seed})
-
-
 def _layer(k: Any, node: Node, seed: int, dtype: str | None) -> Any:
-    """The Keras layer for a non-residual node."""
-    p, L = node.params, k.layers
+    """The Keras layer for a non-residual node: its family builds it."""
     kw: dict[str, Any] = {"name": node.name}
     if dtype is not None:
         kw["dtype"] = dtype
-    cls = getattr(L, node.type)
-    if node.type.startswith("Conv"):
-        return cls(
-            p["filters"], p["kernel_size"], strides=p["strides"], padding=p["padding"],
-            dilation_rate=p["dilation_rate"], activation=p["activation"], use_bias=p["use_bias"],
-            kernel_initializer=_init(k, p["kernel_initializer"], layer_seed(seed, node.index)),
-            **kw,
-        )  # fmt: skip
-    if node.type.startswith("SeparableConv"):
-        return cls(
-            p["filters"], p["kernel_size"], strides=p["strides"], padding=p["padding"],
-            dilation_rate=p["dilation_rate"], depth_multiplier=p["depth_multiplier"],
-            activation=p["activation"], use_bias=p["use_bias"],
-            depthwise_initializer=_init(
-                k, p["kernel_initializer"], layer_seed(seed, node.index, "depthwise")
-            ),
-            pointwise_initializer=_init(
-                k, p["kernel_initializer"], layer_seed(seed, node.index, "pointwise")
-            ),
-            **kw,
-        )  # fmt: skip
-    if "Pooling" in node.type and not node.type.startswith("Global"):
-        return cls(pool_size=p["pool_size"], strides=p["strides"], padding=p["padding"], **kw)
-    if node.type.startswith("Global"):
-        return cls(keepdims=p["keepdims"], **kw)
-    if node.type == "Dense":
-        return cls(
-            p["units"], activation=p["activation"], use_bias=p["use_bias"],
-            kernel_initializer=_init(k, p["kernel_initializer"], layer_seed(seed, node.index)),
-            **kw,
-        )  # fmt: skip
-    if node.type == "Dropout":
-        return cls(p["rate"], seed=layer_seed(seed, node.index), **kw)
-    if node.type == "BatchNormalization":
-        return cls(
-            momentum=p["momentum"], epsilon=p["epsilon"], center=p["center"], scale=p["scale"], **kw
-        )
-    if node.type == "LayerNormalization":
-        return cls(epsilon=p["epsilon"], center=p["center"], scale=p["scale"], **kw)
-    if node.type == "Embedding":
-        init = k.initializers.RandomUniform(-0.05, 0.05, seed=layer_seed(seed, node.index))
-        return cls(p["input_dim"], p["output_dim"], embeddings_initializer=init, **kw)
-    if node.type == "Flatten":
-        return cls(**kw)
-    if node.type == "Reshape":
-        return cls(p["target_shape"], **kw)
-    if node.type == "Activation":
-        return cls(p["activation"], **kw)
-    raise AssertionError(node.type)  # pragma: no cover
+    t = LAYER_TYPES[node.type]
+    return t.family.build(k, t, node.params, lambda part: layer_seed(seed, node.index, part), **kw)
 
 
 def _residual(k: Any, node: Node, x: Any, seed: int, dtype: str | None) -> Any:
@@ -108,7 +46,7 @@ def _residual(k: Any, node: Node, x: Any, seed: int, dtype: str | None) -> Any:
     shortcut = x
     proj = node.projection
     if proj is not None:
-        init = _init(k, "glorot_uniform", layer_seed(seed, node.index, "projection"))
+        init = seeded_initializer(k, "glorot_uniform", layer_seed(seed, node.index, "projection"))
         name = f"{node.name}_projection"
         if proj.kind == "dense":
             shortcut = k.layers.Dense(proj.filters, kernel_initializer=init, name=name)(x)
@@ -128,7 +66,7 @@ def _residual(k: Any, node: Node, x: Any, seed: int, dtype: str | None) -> Any:
 
 
 def _apply(k: Any, node: Node, x: Any, seed: int, dtype: str | None) -> Any:
-    if node.type == "Residual":
+    if LAYER_TYPES[node.type].family.block:
         return _residual(k, node, x, seed, dtype)
     return _layer(k, node, seed, dtype)(x)
 

@@ -52,7 +52,6 @@ SPEC_KEYS = (
 _SHAPE = Param("shape", "shape", None, "shape of one sample", True)
 _DTYPE = Param("dtype", "choice", "float32", "dtype of the model's input", choices=INPUT_DTYPES)
 _SEED = Param("seed", "int", 0, "initial weights and dropout", minimum=0, maximum=2**31 - 1)
-_PASS_INTEGERS = ("embedding", "flatten", "reshape")
 
 
 def is_integer_dtype(dtype: str) -> bool:
@@ -137,7 +136,7 @@ class _Walker:
                 kind = item.get("type") if isinstance(item, dict) else None
                 t = LAYER_TYPES.get(kind) if isinstance(kind, str) else None
                 shape = None
-                if t is None or t.family not in ("flatten", "reshape"):
+                if t is None or not t.family.keeps_dtype:
                     dtype = self.compute
                 continue
             nodes.append(node)
@@ -167,13 +166,13 @@ class _Walker:
         node = Node(index, kind, {k: v for k, v in params.items() if k != "layers"})
         node.in_shape, node.in_dtype = shape, dtype
         if problems:
-            if t.family == "residual" and isinstance(params["layers"], list):
+            if t.family.block and isinstance(params["layers"], list):
                 self.layers(params["layers"], index, None, self.compute)
             return None
-        if t.family == "residual":
+        if t.family.block:
             return self.residual(node, params["layers"])
         integer = is_integer_dtype(dtype)
-        if integer and t.family not in _PASS_INTEGERS:
+        if integer and t.family.integers == "refuse":
             self.error(
                 index,
                 kind,
@@ -183,7 +182,7 @@ class _Walker:
                 None,
             )
             return None
-        if t.family == "embedding" and not integer:
+        if t.family.integers == "need" and not integer:
             self.error(
                 index,
                 kind,
@@ -192,7 +191,7 @@ class _Walker:
                 None,
             )
             return None
-        node.out_dtype = dtype if t.family in ("flatten", "reshape") else self.compute
+        node.out_dtype = dtype if t.family.keeps_dtype else self.compute
         if shape is None:
             return node
         try:

@@ -3,16 +3,18 @@
 Shapes are per sample (no batch axis), channels last. ``output_shape`` raises
 :class:`ShapeProblem` naming the parameter and value when a layer cannot take its input
 ("kernel_size 5 is larger than its 3x3 input (padding 'valid')"). ``param_counts`` returns
-(trainable, non-trainable) exactly as ``keras.Model.count_params()`` adds them up.
+(trainable, non-trainable) exactly as ``keras.Model.count_params()`` adds them up. Each
+layer family (``families.py``) computes its own from the helpers here.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .registry import LayerType
+if TYPE_CHECKING:
+    from .registry import LayerType
 
 Shape = tuple[int, ...]
 
@@ -48,26 +50,23 @@ def _rank_hint(t: LayerType, shape: Shape) -> str:
     return hint
 
 
-def _window(t: LayerType, p: dict[str, Any], shape: Shape) -> Shape:
-    """Output spatial size of a convolution or pooling window over ``shape``."""
+def window(
+    shape: Shape,
+    p: dict[str, Any],
+    key: str,
+    strides: tuple[int, ...],
+    dilation: tuple[int, ...],
+) -> Shape:
+    """Output spatial size of a convolution or pooling window over ``shape``: ``key`` names
+    its size parameter (``kernel_size``, ``pool_size``), ``p["padding"]`` its padding."""
     spatial = shape[:-1]
-    if t.family == "pool":
-        size, key = p["pool_size"], "pool_size"
-        strides = p["strides"] if p["strides"] is not None else size
-        dilation = (1,) * len(size)
-    else:
-        size, key, strides, dilation = (
-            p["kernel_size"],
-            "kernel_size",
-            p["strides"],
-            p["dilation_rate"],
+    size = p[key]
+    if max(strides) > 1 and max(dilation) > 1:
+        raise ShapeProblem(
+            f"strides {_show(strides)} cannot be combined with dilation_rate "
+            f"{_show(dilation)}; Keras supports strides > 1 only with dilation_rate 1",
+            "dilation_rate",
         )
-        if max(strides) > 1 and max(dilation) > 1:
-            raise ShapeProblem(
-                f"strides {_show(strides)} cannot be combined with dilation_rate "
-                f"{_show(dilation)}; Keras supports strides > 1 only with dilation_rate 1",
-                "dilation_rate",
-            )
     if p["padding"] in ("same", "causal"):
         return tuple(math.ceil(n / s) for n, s in zip(spatial, strides, strict=True))
     span = tuple(d * (k - 1) + 1 for k, d in zip(size, dilation, strict=True))
@@ -87,27 +86,11 @@ def output_shape(t: LayerType, p: dict[str, Any], shape: Shape) -> Shape:
     """The per-sample output shape of a non-residual layer of type ``t`` on ``shape``."""
     if t.input_rank is not None and len(shape) != t.input_rank:
         raise ShapeProblem(_rank_hint(t, shape))
-    fam = t.family
-    if fam in ("conv", "separable"):
-        return (*_window(t, p, shape), p["filters"])
-    if fam == "pool":
-        return (*_window(t, p, shape), shape[-1])
-    if fam == "global_pool":
-        return (*(1,) * (len(shape) - 1), shape[-1]) if p["keepdims"] else (shape[-1],)
-    if fam == "dense":
-        return (*shape[:-1], p["units"])
-    if fam in ("same", "batch_norm", "layer_norm"):
-        return shape
-    if fam == "embedding":
-        return (*shape, p["output_dim"])
-    if fam == "flatten":
-        return (math.prod(shape),)
-    if fam == "reshape":
-        return _reshape(p["target_shape"], shape)
-    raise AssertionError(fam)  # pragma: no cover
+    return t.family.output_shape(t, p, shape)
 
 
-def _reshape(target: Shape, shape: Shape) -> Shape:
+def reshape_shape(target: Shape, shape: Shape) -> Shape:
+    """Reshape's output: ``target`` with its -1 inferred from the ``shape`` it gets."""
     total = math.prod(shape)
     known = math.prod(d for d in target if d != -1)
     if -1 in target:
@@ -129,24 +112,7 @@ def _reshape(target: Shape, shape: Shape) -> Shape:
 
 def param_counts(t: LayerType, p: dict[str, Any], shape: Shape) -> tuple[int, int]:
     """(trainable, non-trainable) weights of a non-residual layer on input ``shape``."""
-    fam = t.family
-    ch = shape[-1] if shape else 0
-    bias = p.get("use_bias", False)
-    if fam == "conv":
-        return math.prod(p["kernel_size"]) * ch * p["filters"] + (p["filters"] if bias else 0), 0
-    if fam == "separable":
-        mid = ch * p["depth_multiplier"]
-        depthwise = math.prod(p["kernel_size"]) * mid
-        return depthwise + mid * p["filters"] + (p["filters"] if bias else 0), 0
-    if fam == "dense":
-        return ch * p["units"] + (p["units"] if bias else 0), 0
-    if fam == "batch_norm":
-        return (int(p["center"]) + int(p["scale"])) * ch, 2 * ch
-    if fam == "layer_norm":
-        return (int(p["center"]) + int(p["scale"])) * ch, 0
-    if fam == "embedding":
-        return p["input_dim"] * p["output_dim"], 0
-    return 0, 0
+    return t.family.param_count(t, p, shape)
 
 
 @dataclass(frozen=True)
