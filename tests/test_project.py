@@ -11,7 +11,17 @@ from pathlib import Path
 import pytest
 
 from guiapp.core import project as project_module
-from guiapp.core.project import SCHEMA_VERSION, DatasetRef, Project, ProjectError
+from guiapp.core.project import (
+    SCHEMA_VERSION,
+    DatasetRef,
+    ModelEntry,
+    Project,
+    ProjectError,
+    RecipeEntry,
+    RunEntry,
+    TrainingEntry,
+)
+from guiapp.core.project_entries import EntryError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -22,10 +32,10 @@ def make_project(folder: Path) -> Project:
         DatasetRef("digits", folder / "data" / "digits.h5"),
         DatasetRef("far", folder.parent / "elsewhere" / "far.h5"),
     ]
-    p.recipes = [{"kind": "generator", "file": "gen.py", "params": {"n": 1000, "seed": 7}}]
-    p.models = [{"name": "cnn", "layers": [{"type": "Conv2D", "filters": 32}]}]
-    p.training = [{"model": "cnn", "dataset": "digits", "epochs": 3}]
-    p.runs = [{"path": str(folder / "runs" / "r1"), "status": "finished"}]
+    p.recipes = [RecipeEntry(kind="generator", extra={"file": "gen.py", "params": {"n": 1000}})]
+    p.models = [ModelEntry(name="cnn", spec={"layers": [{"type": "Conv2D", "filters": 32}]})]
+    p.training = [TrainingEntry(model="cnn", dataset="digits", extra={"epochs": 3})]
+    p.runs = [RunEntry(str(folder / "runs" / "r1"), status="finished")]
     return p
 
 
@@ -44,7 +54,7 @@ def test_round_trip(tmp_path: Path) -> None:
     assert loaded == p
     assert loaded.migrated_from is None
     assert loaded.datasets[0].path == tmp_path / "data" / "digits.h5"
-    assert loaded.runs[0] == {"path": str(tmp_path / "runs" / "r1"), "status": "finished"}
+    assert loaded.runs[0] == RunEntry(str(tmp_path / "runs" / "r1"), status="finished")
 
 
 def test_paths_are_stored_relative_and_resolved_absolute(tmp_path: Path) -> None:
@@ -96,7 +106,7 @@ def test_unserializable_value_leaves_original_file(tmp_path: Path) -> None:
     p = make_project(tmp_path)
     p.save()
     before = (tmp_path / "p.gproj").read_bytes()
-    p.models.append({"name": "bad", "layers": {1, 2}})  # a set: JSON cannot store it
+    p.models.append(ModelEntry("bad", {"layers": {1, 2}}))  # a set: JSON cannot store it
     with pytest.raises(ProjectError, match="JSON cannot store"):
         p.save()
     assert (tmp_path / "p.gproj").read_bytes() == before
@@ -135,7 +145,12 @@ def test_failed_save_as_keeps_the_old_path(tmp_path: Path) -> None:
 def test_migration_from_schema_version_0(tmp_path: Path) -> None:
     old = tmp_path / "old.gproj"
     text = json.dumps(
-        {"schema_version": 0, "name": "Old", "data": ["data/a.h5", "/abs/b.h5"], "models": []}
+        {
+            "schema_version": 0,
+            "name": "Old",
+            "data": ["data/a.h5", "/abs/b.h5"],
+            "models": [{"name": "cnn", "spec": {"layers": []}, "template": "cnn2d-small"}],
+        }
     )
     old.write_text(text)
     p = Project.load(old)
@@ -146,10 +161,12 @@ def test_migration_from_schema_version_0(tmp_path: Path) -> None:
         DatasetRef("b", Path("/abs/b.h5")),
     ]
     assert p.recipes == p.training == p.runs == []
+    assert p.models == [ModelEntry("cnn", {"layers": []}, "cnn2d-small")]  # typed
     assert old.read_text() == text  # loading never writes
     p.save()
     raw = json.loads(old.read_text())
     assert raw["schema_version"] == 1 and "data" not in raw
+    assert raw["models"] == [{"name": "cnn", "spec": {"layers": []}, "template": "cnn2d-small"}]
     assert (tmp_path / "old.gproj.bak").read_text() == text
 
 
@@ -198,6 +215,26 @@ def test_corrupt_json_is_refused_and_file_unchanged(tmp_path: Path) -> None:
             r"datasets\[0\].path must be a non-empty string, got None",
         ),
         ('{"schema_version": 1, "name": "x", "runs": [{}]}', r"runs\[0\].path"),
+        (
+            '{"schema_version": 1, "name": "x", "runs": [{"path": "r", "pid": "12"}]}',
+            r"runs\[0\].pid must be a whole number, got '12'",
+        ),
+        (
+            '{"schema_version": 1, "name": "x", "runs": [{"path": "a"}, {"path": "b", "status": 3}]}',
+            r"runs\[1\].status must be a string, got 3",
+        ),
+        (
+            '{"schema_version": 1, "name": "x", "models": [{"name": "m", "spec": []}]}',
+            r"models\[0\].spec must be an object, got \[\]",
+        ),
+        (
+            '{"schema_version": 1, "name": "x", "recipes": [{"args": ["--request", 1]}]}',
+            r"recipes\[0\].args must be a list of strings",
+        ),
+        (
+            '{"schema_version": 1, "name": "x", "training": [{"name": 5}]}',
+            r"training\[0\].name must be a string, got 5",
+        ),
     ],
 )
 def test_wrong_structure_is_refused(tmp_path: Path, content: str, problem: str) -> None:
@@ -259,3 +296,92 @@ def test_ui_state_round_trips_and_a_bad_one_is_refused(tmp_path: Path) -> None:
     old = tmp_path / "old.gproj"
     old.write_text('{"schema_version": 1, "name": "x"}')
     assert Project.load(old).ui == {}
+
+
+ENTRIES = [
+    (
+        RunEntry,
+        {
+            "path": "/abs/runs/r1",
+            "name": "r1",
+            "status": "stopped",
+            "dataset": "digits",
+            "model": "cnn",
+            "pid": 4242,
+            "trial_of": "/abs/runs",
+            "seen_by": {"guiapp": "9.0"},  # a newer guiapp's key
+        },
+    ),
+    (
+        RecipeEntry,
+        {
+            "kind": "dataset_job",
+            "name": "import cells",
+            "path": "/abs/cells.h5",
+            "command": "import",
+            "args": ["--request", "cells.request.json"],
+            "lineage": [1, {"a": None}],
+        },
+    ),
+    (ModelEntry, {"name": "cnn", "spec": {"layers": [{"type": "Dense"}]}, "template": "t", "x": 1}),
+    (
+        TrainingEntry,
+        {"name": "t", "dataset": "digits", "model": "cnn", "out": "runs/t", "epochs": 3, "y": []},
+    ),
+]
+
+
+@pytest.mark.parametrize(("cls", "data"), ENTRIES, ids=[c.__name__ for c, _ in ENTRIES])
+def test_each_entry_type_round_trips_with_unknown_keys(cls: type, data: dict[str, object]) -> None:
+    entry = cls.from_dict(data, "items[0]")
+    assert entry.to_dict() == data
+    assert list(entry.to_dict()) == list(data)  # known fields first, then the others
+    assert entry.extra == {k: v for k, v in data.items() if k not in cls.KEYS}
+    assert cls.from_dict(entry.to_dict(), "items[0]") == entry
+    assert cls.from_dict({"path": "p"} if cls is RunEntry else {}, "i").to_dict() == (
+        {"path": "p"} if cls is RunEntry else {}
+    )  # fields not set are not written
+
+
+def test_typed_fields_of_entries() -> None:
+    run = RunEntry.from_dict(ENTRIES[0][1], "runs[0]")
+    assert (run.pid, run.status, run.label) == (4242, "stopped", "r1")
+    assert RunEntry("/abs/runs/r2").label == "r2"
+    recipe = RecipeEntry.from_dict(ENTRIES[1][1], "recipes[0]")
+    assert recipe.args == ["--request", "cells.request.json"] and recipe.command == "import"
+    training = TrainingEntry.from_dict(ENTRIES[3][1], "training[0]")
+    assert training.extra["epochs"] == 3 and training.out == "runs/t"
+    with pytest.raises(EntryError, match=r"^runs\[3\] must be an object, got \[\]$"):
+        RunEntry.from_dict([], "runs[3]")
+    with pytest.raises(EntryError, match=r"^runs\[3\].pid must be a whole number, got True$"):
+        RunEntry.from_dict({"path": "r", "pid": True}, "runs[3]")
+
+
+def test_a_newer_guiapps_keys_survive_an_older_ones_save(tmp_path: Path) -> None:
+    """Keys this guiapp does not know, in each entry and at the top level, are saved back
+    unchanged beside the fields it changed."""
+    f = tmp_path / "p.gproj"
+    newer = {
+        "schema_version": SCHEMA_VERSION,
+        "name": "N",
+        "datasets": [{"name": "d", "path": "data/d.h5"}],
+        "recipes": [{**ENTRIES[1][1], "path": str(tmp_path / "data" / "d.h5")}],
+        "models": [ENTRIES[2][1]],
+        "training": [ENTRIES[3][1]],
+        "runs": [{**ENTRIES[0][1], "path": "runs/r1"}],
+        "ui": {"model": "cnn"},
+        "lineage": {"graph": [1, 2]},
+    }
+    f.write_text(json.dumps(newer))
+    p = Project.load(f)
+    assert p.runs[0].path == str(tmp_path / "runs" / "r1")
+    p.runs[0].status, p.runs[0].pid = "finished", None
+    p.models[0].spec = {"layers": []}
+    p.save()
+    raw = json.loads(f.read_text())
+    run = {k: v for k, v in newer["runs"][0].items() if k != "pid"}  # type: ignore[attr-defined]
+    assert raw["runs"] == [{**run, "status": "finished"}]  # the pid cleared is not written
+    assert raw["models"] == [{**ENTRIES[2][1], "spec": {"layers": []}}]
+    assert raw["recipes"] == newer["recipes"] and raw["training"] == newer["training"]
+    assert raw["lineage"] == {"graph": [1, 2]} and raw["ui"] == {"model": "cnn"}
+    assert Project.load(f) == p

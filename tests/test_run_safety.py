@@ -82,14 +82,15 @@ def test_a_refused_start_leaves_no_lock_file(tmp_path: Path) -> None:
 def test_a_project_never_writes_a_run_outside_its_folder(data: Path, tmp_path: Path) -> None:
     """Issue 35.3: a training config whose relative `out` climbs out of the project's
     folder is refused in one line; nothing is written there."""
-    from guiapp.core.project import DatasetRef, Project
+    from guiapp.core.project import DatasetRef, Project, TrainingEntry
 
     home = tmp_path / "a" / "b"
     home.mkdir(parents=True)
     project = Project.new(home / "p.gproj", "P")
     project.datasets.append(DatasetRef("cells", data))
-    project.training.append({"name": "away", "dataset": "cells", "model": "cnn2d-small",
-                             "out": "../../escaped_run", "epochs": 1})  # fmt: skip
+    entry = {"name": "away", "dataset": "cells", "model": "cnn2d-small",
+             "out": "../../escaped_run", "epochs": 1}  # fmt: skip
+    project.training.append(TrainingEntry.from_dict(entry, "training[0]"))
     project.save()
     r = guiapp("train", "--project", home / "p.gproj", "--config", "away")
     assert r.returncode == 2, r.stderr

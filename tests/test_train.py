@@ -429,22 +429,16 @@ def test_kfold_and_data_scaling_curve(tmp_path: Path, images: Path) -> None:
 
 def test_driven_from_a_project_file(tmp_path: Path, images: Path) -> None:
     from guiapp.core.model import get_template
-    from guiapp.core.project import DatasetRef, Project
+    from guiapp.core.project import DatasetRef, ModelEntry, Project, TrainingEntry
 
     project = Project.new(tmp_path / "p.gproj", "P")
     project.datasets.append(DatasetRef("cells", images))
     spec = get_template("cnn2d-small", num_classes=5, input_shape=[25, 25, 1])
-    project.models.append({"name": "small", "spec": spec})
+    project.models.append(ModelEntry("small", spec))
     project.training.append(
-        {
-            "name": "quick",
-            "dataset": "cells",
-            "model": "small",
-            "out": "runs/quick",
-            "epochs": 1,
-            "batch": 32,
-            "max_steps": 3,
-        }
+        TrainingEntry(
+            "quick", "cells", "small", "runs/quick", {"epochs": 1, "batch": 32, "max_steps": 3}
+        )
     )
     project.save()
     r = guiapp("train", "--project", tmp_path / "p.gproj", "--config", "quick", "--events", "-")

@@ -306,26 +306,26 @@ def project_settings(project_file: str, name: str) -> dict[str, Any]:
     from ..core.project import Project
 
     project = Project.load(project_file)
-    entries = {t.get("name"): t for t in project.training}
+    entries = {t.name: t for t in project.training}
     if name not in entries:
         names = ", ".join(str(n) for n in entries) or "none"
         raise UserError(f"{project_file}: no training config named {name!r} (there are: {names})")
-    entry = dict(entries[name])
-    settings = {k: v for k, v in entry.items() if k in OPTION_FIELDS}
+    entry = entries[name]
+    settings = {k: v for k, v in entry.extra.items() if k in OPTION_FIELDS}
     datasets = {d.name: d.path for d in project.datasets}
-    if entry.get("dataset"):
-        ds = entry["dataset"]
+    if entry.dataset:
+        ds = entry.dataset
         settings["data"] = str(datasets.get(ds) or project.resolve(ds))
-    if entry.get("model"):
-        models = {m.get("name"): m.get("spec") for m in project.models}
-        model = entry["model"]
+    if entry.model:
+        models = {m.name: m.spec for m in project.models}
+        model = entry.model
         if models.get(model) is not None:
             settings["model"] = dict(models[model])
         else:
             settings["model"] = (
                 str(project.resolve(model)) if str(model).endswith(".json") else str(model)
             )
-    out = str(entry.get("out", f"runs/{name}"))
+    out = entry.out or f"runs/{name}"
     settings["out"] = str(project.resolve(out))
     folder = Path(os.path.normpath(project.folder))
     if not Path(out).is_absolute() and not Path(settings["out"]).is_relative_to(folder):

@@ -10,8 +10,10 @@ A project file is JSON::
 
 ``ui`` is what the window shows and should show again on reopen (datasets checked OK,
 the Training form's values, the Jobs panel's history); it is optional, any JSON object.
-Dataset and run paths are stored relative to the project file's folder and held
-absolute in memory. Older files are upgraded in memory through explicit
+The lists hold typed entries (:class:`DatasetRef` here, the others in
+``core/project_entries.py``); a key this guiapp does not know, in an entry or at the top
+level, is kept and saved back unchanged. Dataset and run paths are stored relative to
+the project file's folder and held absolute in memory. Older files are upgraded in memory through explicit
 ``@migrator(from, to)`` steps; a newer, unreadable or malformed file raises
 :class:`ProjectError` and is never written by :meth:`Project.load`. :meth:`Project.save`
 is atomic and keeps the previous file as ``NAME.gproj.bak``.
@@ -26,17 +28,22 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .atomic import atomic_write_bytes
 from .errors import TOO_DEEP, FileError, json_problem
+from .project_entries import EntryError, ModelEntry, RecipeEntry, RunEntry, TrainingEntry
 
 __all__ = [
     "SCHEMA_VERSION",
     "SUFFIX",
     "DatasetRef",
+    "ModelEntry",
     "Project",
     "ProjectError",
+    "RecipeEntry",
+    "RunEntry",
+    "TrainingEntry",
     "migrator",
 ]
 
@@ -46,8 +53,11 @@ SUFFIX = ".gproj"
 
 JsonDict = dict[str, Any]
 Migration = Callable[[JsonDict], JsonDict]
+_E = TypeVar("_E")
 
 _UNCHANGED = "The file was not changed."
+#: the top-level keys of the file (others are kept in ``Project.extra``)
+_KEYS = ("schema_version", "name", "datasets", "recipes", "models", "training", "runs", "ui")
 
 
 class ProjectError(FileError):
@@ -122,18 +132,22 @@ class DatasetRef:
 class Project:
     """An open project. ``path`` is ``None`` until an untitled project is first saved.
 
-    Paths in ``datasets`` and in each run's ``"path"`` are absolute in memory.
-    ``migrated_from`` is the file's schema_version when :meth:`load` upgraded it.
+    The lists hold typed entries (``core/project_entries.py``). Paths in ``datasets``
+    and each run's ``path`` are absolute in memory.
+    ``extra``: the file's top-level keys this guiapp does not know (a newer one wrote
+    them), saved back unchanged. ``migrated_from`` is the file's schema_version when
+    :meth:`load` upgraded it.
     """
 
     path: Path | None
     name: str
     datasets: list[DatasetRef] = field(default_factory=list)
-    recipes: list[JsonDict] = field(default_factory=list)
-    models: list[JsonDict] = field(default_factory=list)
-    training: list[JsonDict] = field(default_factory=list)
-    runs: list[JsonDict] = field(default_factory=list)
+    recipes: list[RecipeEntry] = field(default_factory=list)
+    models: list[ModelEntry] = field(default_factory=list)
+    training: list[TrainingEntry] = field(default_factory=list)
+    runs: list[RunEntry] = field(default_factory=list)
     ui: JsonDict = field(default_factory=dict)
+    extra: JsonDict = field(default_factory=dict)
     migrated_from: int | None = field(default=None, compare=False)
 
     # ------------------------------------------------------------------ construction
@@ -206,19 +220,20 @@ class Project:
                         path, f"datasets[{i}].{k} must be a non-empty string, got {item.get(k)!r}"
                     )
             project.datasets.append(DatasetRef(item["name"], project.resolve(item["path"])))
-        for i, item in enumerate(data.get("runs", [])):
-            if not isinstance(item.get("path"), str) or not item["path"]:
-                raise _structure(
-                    path, f"runs[{i}].path must be a non-empty string, got {item.get('path')!r}"
-                )
-            project.runs.append({**item, "path": str(project.resolve(item["path"]))})
-        project.recipes = [dict(d) for d in data.get("recipes", [])]
-        project.models = [dict(d) for d in data.get("models", [])]
-        project.training = [dict(d) for d in data.get("training", [])]
+        try:
+            project.recipes = _entries(data, "recipes", RecipeEntry.from_dict)
+            project.models = _entries(data, "models", ModelEntry.from_dict)
+            project.training = _entries(data, "training", TrainingEntry.from_dict)
+            project.runs = _entries(data, "runs", RunEntry.from_dict)
+        except EntryError as exc:
+            raise _structure(path, str(exc)) from None
+        for run in project.runs:
+            run.path = str(project.resolve(run.path))
         ui = data.get("ui", {})
         if not isinstance(ui, dict):
             raise _structure(path, f"ui must be an object, got a {_kind(ui)}")
         project.ui = dict(ui)
+        project.extra = {k: v for k, v in data.items() if k not in _KEYS}
         return project
 
     # ------------------------------------------------------------------ paths
@@ -253,11 +268,12 @@ class Project:
             "schema_version": SCHEMA_VERSION,
             "name": self.name,
             "datasets": [{"name": d.name, "path": self.relativize(d.path)} for d in self.datasets],
-            "recipes": self.recipes,
-            "models": self.models,
-            "training": self.training,
-            "runs": [{**r, "path": self.relativize(r["path"])} for r in self.runs],
+            "recipes": [r.to_dict() for r in self.recipes],
+            "models": [m.to_dict() for m in self.models],
+            "training": [t.to_dict() for t in self.training],
+            "runs": [{**r.to_dict(), "path": self.relativize(r.path)} for r in self.runs],
             "ui": self.ui,
+            **{k: v for k, v in self.extra.items() if k not in _KEYS},
         }
 
     def save(self, path: str | os.PathLike[str] | None = None) -> Path:
@@ -302,6 +318,11 @@ def _atomic_write(target: Path, payload: bytes) -> None:
             f"could not be saved ({reason})",
             "check free disk space and write permission. The previous file was not changed.",
         ) from exc
+
+
+def _entries(data: JsonDict, key: str, build: Callable[[object, str], _E]) -> list[_E]:
+    """The typed entries of the list ``data[key]`` (each checked an object already)."""
+    return [build(item, f"{key}[{i}]") for i, item in enumerate(data.get(key, []))]
 
 
 def _structure(path: Path, problem: str) -> ProjectError:

@@ -109,7 +109,7 @@ class DemoBuilder(QObject):
             return False
 
     def _run_done(self, project: Project) -> bool:
-        return any(r.get("status") == "finished" for r in project.runs)
+        return any(r.status == "finished" for r in project.runs)
 
     def step(self) -> None:
         window = self.window
@@ -167,14 +167,14 @@ class DemoBuilder(QObject):
 
         project: Project = self.window.project  # type: ignore[attr-defined]
         for entry in project.models:
-            if entry.get("template") == "cnn2d-small" or entry.get("name") == "cnn2d-small":
-                return str(entry.get("name"))
+            if entry.template == "cnn2d-small" or entry.name == "cnn2d-small":
+                return entry.name
         info = read_info(self._dataset(project))
         spec = fit_template("cnn2d-small", info["sample_shape"], len(info["classes"]))
         model_page = self.window.page_of(ModelPage)  # type: ignore[attr-defined]
         model_page.add_model(spec, "cnn2d-small")
         self.window.page_of(TrainingPage).form.fill(project)  # type: ignore[attr-defined]
-        return str(project.models[-1]["name"])
+        return project.models[-1].name
 
     def _after(self, ok: bool, message: str) -> None:
         if not ok:

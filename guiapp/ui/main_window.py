@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from guiapp.core.project import SUFFIX, Project, ProjectError
+from guiapp.core.project import SUFFIX, Project, ProjectError, RunEntry
 from guiapp.ui.background import hold_until_painted
 from guiapp.ui.close_guard import CloseGuard
 from guiapp.ui.jobs.cli_job import written_dataset
@@ -147,9 +147,9 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
     def open_run(self, path: str, name: str) -> None:
         """Show the run folder ``path`` (an experiment's trial) in the Runs page; a trial
         is listed there as a run of its own (marked ``trial_of`` its experiment)."""
-        if not any(str(r["path"]) == path for r in self.project.runs):
-            entry = {"path": path, "name": name, "status": "finished"}
-            entry["trial_of"] = str(Path(path).parent)
+        if not any(r.path == path for r in self.project.runs):
+            trial_of = str(Path(path).parent)
+            entry = RunEntry(path=path, name=name, status="finished", trial_of=trial_of)
             self.project.runs.append(entry)
             self._on_project_changed()
         runs = self.page_of(RunsPage)

@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
-from guiapp.core.project import DatasetRef, Project  # noqa: E402
+from guiapp.core.project import DatasetRef, Project, RunEntry  # noqa: E402
 from guiapp.ui.close_guard import CloseGuard  # noqa: E402
 from guiapp.ui.main_window import MainWindow  # noqa: E402
 from guiapp.ui.refcount_guard import guard_singletons  # noqa: E402
@@ -180,7 +180,7 @@ def open_project(
     tmp_path: Path,
     name: str,
     datasets: dict[str, Path] | None = None,
-    runs: list[dict[str, Any]] | None = None,
+    runs: list[RunEntry] | None = None,
     *,
     saved: bool = False,
 ) -> MainWindow:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pyqtgraph as pg
 import pytest
 
-from guiapp.core.project import DatasetRef, Project
+from guiapp.core.project import DatasetRef, ModelEntry, Project, RunEntry
 from guiapp.core.train.run_lock import run_active
 from guiapp.ui.main_window import MainWindow
 from guiapp.ui.pages.training.attempts import checkpoint_step
@@ -46,7 +46,7 @@ def test_a_killed_run_is_failed_everywhere_and_resume_says_what_it_lost(
     data = make_dataset(tmp_path / "d.h5", 4000, shape=(6,), classes=3)
     project = Project.new(tmp_path / "p.gproj", "Crash")
     project.datasets.append(DatasetRef("d", data))
-    project.models.append({"name": "dense", "spec": DENSE})
+    project.models.append(ModelEntry("dense", DENSE))
     window = MainWindow(project)
     qtbot.addWidget(window)
     window.show()
@@ -58,7 +58,7 @@ def test_a_killed_run_is_failed_everywhere_and_resume_says_what_it_lost(
     training.form.max_steps.setValue(100)  # a checkpoint at each epoch's end
     job = training.start()
     assert job is not None
-    run = Path(training.run["path"])
+    run = Path(training.run.path)
     h = training.history
 
     killed: list[int] = []
@@ -81,7 +81,7 @@ def test_a_killed_run_is_failed_everywhere_and_resume_says_what_it_lost(
     assert training.resume_button.isEnabled() and row.resume_button.isEnabled()
     assert training.error_panel.isVisibleTo(training)
     assert window.jobs_panel.error_panel.isVisibleTo(window.jobs_panel)
-    assert window.project.runs[-1]["status"] == "failed"
+    assert window.project.runs[-1].status == "failed"
     # what the crash lost since the last checkpoint, in the page's failure
     last, kept = h.last_batch["global_step"], checkpoint_step(run)
     assert kept == 100 and last >= 130
@@ -99,7 +99,7 @@ def test_a_killed_run_is_failed_everywhere_and_resume_says_what_it_lost(
     assert not window.jobs_panel.error_panel.isVisibleTo(window.jobs_panel)
     assert not training.resume_button.isEnabled() and not row.resume_button.isEnabled()
     assert training.banner.text().startswith("Resumed (attempt 2): the last checkpoint holds")
-    assert window.project.runs[-1]["status"] == "running"
+    assert window.project.runs[-1].status == "running"
     # (that it trains on from the checkpoint is the resume tests' part: end it here)
     os.kill(job.pid(), signal.SIGKILL)
     qtbot.waitUntil(lambda: job.status == "failed", timeout=LONG)
@@ -134,7 +134,7 @@ def test_a_reopened_run_marks_its_earlier_attempts(qtbot, tmp_path: Path, make_d
     )
     project = Project.new(tmp_path / "p.gproj", "Attempts")
     project.datasets.append(DatasetRef("d", data))
-    project.runs.append({"path": str(folder), "name": "r", "status": "finished"})
+    project.runs.append(RunEntry(str(folder), name="r", status="finished"))
     window = MainWindow(project)
     qtbot.addWidget(window)
     training = window.page("Training")

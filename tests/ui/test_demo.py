@@ -49,9 +49,9 @@ def test_first_start_makes_a_dataset_and_a_run_in_the_data_folder_with_progress(
     saved = Project.load(demo_path())
     assert [d.name for d in saved.datasets] == ["patterns"]
     assert saved.datasets[0].path.is_relative_to(tmp_path / "share")
-    assert [r["status"] for r in saved.runs] == ["finished"]
+    assert [r.status for r in saved.runs] == ["finished"]
     # issue 34.9: the Model page shows the model the demo trained (it was the template's)
-    assert [m["name"] for m in saved.models] == [saved.runs[0]["model"]] == ["cnn2d-small"]
+    assert [m.name for m in saved.models] == [saved.runs[0].model] == ["cnn2d-small"]
     assert window.page("Model").model_combo.currentText() == "cnn2d-small"  # type: ignore[attr-defined]
     assert TEMPLATE.read_bytes() == template  # the checkout is never written
     again = MainWindow(open_demo())

@@ -53,7 +53,7 @@ def test_empty_project_to_evaluated_model(qtbot, tmp_path: Path, monkeypatch) ->
     qtbot.waitUntil(lambda: model.settings.data_info is not None, timeout=LONG)
     model.template_combo.setCurrentText("cnn2d-small")
     model.new_button.click()
-    assert [m["name"] for m in window.project.models] == ["cnn2d-small"]
+    assert [m.name for m in window.project.models] == ["cnn2d-small"]
     qtbot.waitUntil(lambda: model.summary.rowCount() == 9, timeout=LONG)
     assert model.layers.rowCount() == 8 and not model.errors
 
@@ -74,9 +74,9 @@ def test_empty_project_to_evaluated_model(qtbot, tmp_path: Path, monkeypatch) ->
     qtbot.waitUntil(lambda: training.history.status == "stopped", timeout=LONG)
     qtbot.waitUntil(lambda: training.resume_button.isEnabled(), timeout=10_000)
     stopped_at = training.plots.points("loss_smooth")
-    assert window.project.runs[-1]["status"] == "stopped"
+    assert window.project.runs[-1].status == "stopped"
     training.resume_button.click()
-    qtbot.waitUntil(lambda: window.project.runs[-1]["status"] == "finished", timeout=LONG)
+    qtbot.waitUntil(lambda: window.project.runs[-1].status == "finished", timeout=LONG)
     qtbot.waitUntil(lambda: training.plots.points("loss_smooth") > stopped_at, timeout=5_000)
     assert training.plots.points("loss_epoch") == 1
     assert "Training finished" in training.banner.text()

@@ -41,7 +41,7 @@ def test_live_kfold_trials_mean_std_and_scaling_plot(qtbot, tmp_path: Path, make
     assert job is not None, training.message.text()
     window.set_page(5)
     page = window.page("Experiments")
-    assert page.chooser.currentData() == training.run["path"]
+    assert page.chooser.currentData() == training.run.path
     seen: list[int] = []
 
     def four_points() -> bool:
@@ -98,7 +98,7 @@ def test_stop_and_resume_kfold_with_test_augment_and_class_weights(
     page.stop()  # the Training page's own child, stopped by its pid
     qtbot.waitUntil(lambda: not job.is_running(), timeout=LONG)
     assert job.status == "stopped", job.message
-    folder = Path(training.run["path"])
+    folder = Path(training.run.path)
     assert not (folder / "fold-1").exists()
     qtbot.waitUntil(lambda: page.resume_button.isEnabled(), timeout=LONG)
     again = page.resume()

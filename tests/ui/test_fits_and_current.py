@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtWidgets import QFileDialog
 
 from guiapp.core.model import fit_template
-from guiapp.core.project import Project
+from guiapp.core.project import ModelEntry, Project, RunEntry
 from guiapp.core.store import DatasetWriter
 from guiapp.ui.main_window import MainWindow
 from tests.ui.conftest import open_project, write_dataset
@@ -45,7 +45,7 @@ def test_reopening_a_project_keeps_the_selected_model(qtbot, tmp_path: Path) -> 
     for name in ("first", "second"):
         spec = fit_template("cnn2d-small", (8, 8), 3)
         spec["name"] = name
-        project.models.append({"name": name, "spec": spec})
+        project.models.append(ModelEntry(name, spec))
     window = MainWindow(project)
     qtbot.addWidget(window)
     page = window.page("Model")
@@ -86,8 +86,8 @@ def test_resume_is_not_offered_for_a_run_refused_before_it_started(qtbot, tmp_pa
     job = page.start()  # type: ignore[attr-defined]
     assert job is not None
     qtbot.waitUntil(lambda: not job.is_running(), timeout=90_000)
-    qtbot.waitUntil(lambda: page.run["status"] == "failed", timeout=10_000)  # type: ignore[attr-defined]
-    assert (Path(page.run["path"]) / "spec.json").exists()  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: page.run.status == "failed", timeout=10_000)  # type: ignore[attr-defined]
+    assert (Path(page.run.path) / "spec.json").exists()  # type: ignore[attr-defined]
     assert page.start_button.isEnabled()  # type: ignore[attr-defined]
     assert not page.resume_button.isEnabled()  # type: ignore[attr-defined]
 
@@ -139,8 +139,8 @@ def test_predict_and_export_offer_an_experiments_best_trial_or_say_why_not(
     early = tmp_path / "runs" / "early"
     early.mkdir()
     runs = [
-        {"path": str(early), "name": "early", "status": "failed"},
-        {"path": str(exp), "name": "kfold", "status": "finished"},
+        RunEntry(str(early), name="early", status="failed"),
+        RunEntry(str(exp), name="kfold", status="finished"),
     ]
     window = open_project(qtbot, tmp_path, "Trials", runs=runs)
     page = window.page("Runs")

@@ -13,7 +13,7 @@ from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QPalette
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox
 
-from guiapp.core.project import DatasetRef, Project
+from guiapp.core.project import DatasetRef, ModelEntry, Project
 from guiapp.ui.app import run_gui
 from guiapp.ui.dialogs.about import version_rows
 from guiapp.ui.main_window import MainWindow
@@ -125,7 +125,7 @@ def test_title_shows_name_and_dirty_marker(window: MainWindow) -> None:
 def test_save_via_file_menu_writes_a_file_that_reloads_equal(window: MainWindow) -> None:
     path = window.project.path
     assert path is not None
-    window.project.models.append({"name": "cnn", "layers": [{"type": "Dense", "units": 10}]})
+    window.project.models.append(ModelEntry("cnn", {"layers": [{"type": "Dense", "units": 10}]}))
     window.set_modified(True)
     before = path.read_text()
     menu_action(window, "File", "Save").trigger()

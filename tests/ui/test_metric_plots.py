@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import open_project
 
+from guiapp.core.project import RunEntry
 from guiapp.core.train.history import RunHistory
 from guiapp.ui.jobs.cli_job import training_progress
 from guiapp.ui.pages.training.training_plots import TrainingPlots
@@ -63,7 +64,7 @@ def test_runs_page_offers_each_metric_at_one_based_epochs(qtbot, tmp_path: Path)
         (folder / "config.json").write_text(json.dumps({"config": {"out": str(folder)}}))
         lines = "".join(json.dumps(e) + "\n" for e in events(old))
         (folder / "events.jsonl").write_text(lines)
-        refs.append({"path": str(folder), "name": name, "dataset": "d", "model": "m"})
+        refs.append(RunEntry(str(folder), name=name, dataset="d", model="m"))
     window = open_project(qtbot, tmp_path, "Runs", {}, refs)
     window.set_page(4)
     runs = window.page("Runs")

@@ -37,7 +37,7 @@ def test_template_layers_add_remove_reorder(window: MainWindow, qtbot) -> None:
     page.template_combo.setCurrentText("cnn2d-small")
     page.new_button.click()
     assert window.is_modified()
-    spec = window.project.models[0]["spec"]
+    spec = window.project.models[0].spec
     assert types(page)[:2] == ["Conv2D", "MaxPooling2D"] and len(spec["layers"]) == 8
     qtbot.waitUntil(lambda: page.summary.rowCount() == 9, timeout=10_000)
     assert "78,917 parameters" in page.totals.text()
@@ -87,13 +87,13 @@ def test_typed_editors_and_inline_validation(window: MainWindow, qtbot) -> None:
     kernel.setText("5, 5")
     qtbot.waitUntil(lambda: page.layers.item(0, 0).toolTip() == "", timeout=10_000)
     assert not page.editor.errors["kernel_size"].isVisible()
-    assert window.project.models[0]["spec"]["layers"][0]["kernel_size"] == [5, 5]
+    assert window.project.models[0].spec["layers"][0]["kernel_size"] == [5, 5]
     qtbot.waitUntil(lambda: page.summary.rowCount() == 9, timeout=10_000)
     assert "kernel_size=5,5" in page.layers.item(0, 2).text()
 
     kernel.setText("five")  # not parsed: a message, the spec keeps its last good value
     assert "whole numbers" in page.editor.errors["kernel_size"].text()
-    assert window.project.models[0]["spec"]["layers"][0]["kernel_size"] == [5, 5]
+    assert window.project.models[0].spec["layers"][0]["kernel_size"] == [5, 5]
 
 
 def test_spec_fields_dataset_fit_and_export(
@@ -105,7 +105,7 @@ def test_spec_fields_dataset_fit_and_export(
     page = page_of(window)
     qtbot.waitUntil(lambda: page.settings.data_info is not None, timeout=10_000)
     page.new_model("cnn2d-small")
-    spec = window.project.models[0]["spec"]
+    spec = window.project.models[0].spec
     assert spec["input"]["shape"] == [8, 8, 1] and spec["layers"][-1]["units"] == 3
     page.settings.optimizer.setCurrentText("sgd")
     page.settings.rate.setValue(0.01)
@@ -131,7 +131,7 @@ def test_spec_fields_dataset_fit_and_export(
         QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(out), ""))
     )
     page.import_spec()
-    assert [m["name"] for m in window.project.models] == ["cnn2d-small", "cnn2d-small-2"]
+    assert [m.name for m in window.project.models] == ["cnn2d-small", "cnn2d-small-2"]
     page.template_combo.setCurrentText("empty model")
     page.new_button.click()
     assert page.layers.rowCount() == 0
@@ -143,7 +143,7 @@ def test_undo_redo_every_layer_edit_from_the_edit_menu(window: MainWindow, qtbot
     Edit menu's actions, bound to the Model page's stack) walk back and forth."""
     page = page_of(window)
     page.new_model("cnn2d-small")
-    original = [layer["type"] for layer in window.project.models[0]["spec"]["layers"]]
+    original = [layer["type"] for layer in window.project.models[0].spec["layers"]]
     assert window.action_undo.isEnabled() and "Add model" in window.action_undo.text()
 
     page.layers.selectRow(2)
@@ -153,7 +153,7 @@ def test_undo_redo_every_layer_edit_from_the_edit_menu(window: MainWindow, qtbot
     page.layers.setFocus()
     qtbot.keyClick(page.layers, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert types(page) == original
-    assert window.project.models[0]["spec"]["layers"][2]["type"] == "Conv2D"
+    assert window.project.models[0].spec["layers"][2]["type"] == "Conv2D"
     qtbot.keyClick(
         page.layers,
         Qt.Key.Key_Z,
@@ -169,15 +169,15 @@ def test_undo_redo_every_layer_edit_from_the_edit_menu(window: MainWindow, qtbot
     kernel = page.editor.widgets["kernel_size"]
     for text in ("5", "5,", "5, 5"):  # three keystrokes: one undo step
         kernel.setText(text)
-    assert window.project.models[0]["spec"]["layers"][1]["kernel_size"] == [5, 5]
+    assert window.project.models[0].spec["layers"][1]["kernel_size"] == [5, 5]
     window.action_undo.trigger()
-    assert window.project.models[0]["spec"]["layers"][1].get("kernel_size", 3) == 3
+    assert window.project.models[0].spec["layers"][1].get("kernel_size", 3) == 3
     window.action_undo.trigger()
     assert types(page) == original
     window.action_redo.trigger()
     window.action_redo.trigger()
     assert types(page)[:2] == ["MaxPooling2D", "Conv2D"]
-    assert window.project.models[0]["spec"]["layers"][1]["kernel_size"] == [5, 5]
+    assert window.project.models[0].spec["layers"][1]["kernel_size"] == [5, 5]
     while page.undo_stack.canUndo():
         page.undo_stack.undo()
     assert window.project.models == [] and page.layers.rowCount() == 0
@@ -200,7 +200,7 @@ def test_template_refits_when_its_dataset_changes(
     qtbot.waitUntil(lambda: page.settings.data_info is not None, timeout=10_000)
     assert page.settings.dataset.currentText() == "images"
     page.new_model("kmer-conv1d")
-    spec = window.project.models[0]["spec"]
+    spec = window.project.models[0].spec
     qtbot.waitUntil(lambda: bool(page.problems.text() or page.errors), timeout=10_000)
     assert page.errors  # a 1-D template against 25 x 25 samples
 
@@ -218,4 +218,4 @@ def test_template_refits_when_its_dataset_changes(
         lambda: list((page.settings.data_info or {}).get("sample_shape", [])) == [25, 25],
         timeout=10_000,
     )
-    assert window.project.models[0]["spec"]["input"]["shape"][0] == 40
+    assert window.project.models[0].spec["input"]["shape"][0] == 40

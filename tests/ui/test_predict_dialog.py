@@ -12,6 +12,7 @@ import pytest
 from conftest import open_project
 
 from guiapp.core.predict import PredictionTable
+from guiapp.core.project import RunEntry
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
 
@@ -26,7 +27,7 @@ def test_predict_dialog_job_summary_and_browser(qtbot, tmp_path: Path, make_data
         capture_output=True, text=True, env=ENV, timeout=240,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
-    run_ref = {"path": str(run), "name": "r1", "dataset": "d", "model": "m"}
+    run_ref = RunEntry(str(run), name="r1", dataset="d", model="m")
     window = open_project(qtbot, tmp_path, "Predict", {"d": data}, [run_ref])
     window.set_page(4)
     runs = window.page("Runs")

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 from conftest import open_project
 
+from guiapp.core.project import RunEntry
 from guiapp.core.store import DatasetWriter
 
 DENSE = {
@@ -43,7 +44,7 @@ def test_runs_page_shows_per_row_and_per_group_evaluations(qtbot, tmp_path: Path
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
     report = json.loads((run / "report.json").read_text())
-    ref = {"path": str(run), "name": "r1", "dataset": "d", "model": "dense"}
+    ref = RunEntry(str(run), name="r1", dataset="d", model="dense")
     window = open_project(qtbot, tmp_path, "Runs", {"d": data}, [ref])
     window.set_page(4)
     runs = window.page("Runs")

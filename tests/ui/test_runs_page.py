@@ -13,7 +13,7 @@ import numpy as np
 from conftest import open_project
 
 from guiapp.core.predict.table import TableSpec, TableWriter, create_table
-from guiapp.core.project import DatasetRef, Project
+from guiapp.core.project import DatasetRef, Project, RunEntry
 from guiapp.core.train.run_files import validation_rows
 from guiapp.ui.main_window import MainWindow
 
@@ -75,7 +75,7 @@ def test_runs_page_shows_runs_and_opens_a_cell_in_the_browser(
 ) -> None:
     data = make_dataset(tmp_path / "d.h5", 3000, shape=(4, 4), classes=3)
     run = fake_run(tmp_path / "runs" / "r1", data)
-    run_ref = {"path": str(run), "name": "r1", "dataset": "d", "model": "m"}
+    run_ref = RunEntry(str(run), name="r1", dataset="d", model="m")
     window = open_project(qtbot, tmp_path, "Runs", {"d": data}, [run_ref])
     window.set_page(4)
     runs = window.page("Runs")
@@ -129,7 +129,7 @@ def test_training_page_reattaches_to_a_run_that_is_still_writing(
     data = make_dataset(tmp_path / "d.h5", 300, shape=(4, 4), classes=3)
     run = fake_run(tmp_path / "runs" / "live", data, finished=False)
     project = Project.new(tmp_path / "p.gproj", "Live")
-    project.runs.append({"path": str(run), "name": "live", "status": "running"})
+    project.runs.append(RunEntry(str(run), name="live", status="running"))
     window = MainWindow(project)
     qtbot.addWidget(window)
     training = window.page("Training")
@@ -141,7 +141,7 @@ def test_training_page_reattaches_to_a_run_that_is_still_writing(
         fh.write(event("finished", best_val_accuracy=0.5, duration_s=3.0))
     qtbot.waitUntil(lambda: not training.is_running(), timeout=10_000)
     assert training.plots.points("loss_smooth") == 3
-    assert project.runs[0]["status"] == "finished" and window.is_modified()
+    assert project.runs[0].status == "finished" and window.is_modified()
     assert "Training finished" in training.banner.text()
 
 
@@ -151,7 +151,7 @@ def test_gui_never_imports_tensorflow_with_every_page_in_use(tmp_path: Path, mak
     run = fake_run(tmp_path / "runs" / "r1", data)
     project = Project.new(tmp_path / "p.gproj", "NoTF")
     project.datasets.append(DatasetRef("d", data))
-    project.runs.append({"path": str(run), "name": "r1", "dataset": "d", "model": "m"})
+    project.runs.append(RunEntry(str(run), name="r1", dataset="d", model="m"))
     project.save()
     code = f"""
 import sys, time
@@ -189,10 +189,10 @@ def test_removing_runs_from_the_list_undoes_from_the_edit_menu(
 ) -> None:
     data = make_dataset(tmp_path / "d.h5", 300, shape=(4, 4), classes=3)
     refs = [
-        {"path": str(fake_run(tmp_path / "runs" / n, data)), "name": n, "status": "finished"}
+        RunEntry(str(fake_run(tmp_path / "runs" / n, data)), name=n, status="finished")
         for n in ("r1", "r2")
     ]
-    refs.append({"path": str(tmp_path / "runs" / "r3"), "name": "r3", "status": "running"})
+    refs.append(RunEntry(str(tmp_path / "runs" / "r3"), name="r3", status="running"))
     window = open_project(qtbot, tmp_path, "Runs", {"d": data}, refs)
     window.set_page(4)
     runs = window.page("Runs")
@@ -200,16 +200,16 @@ def test_removing_runs_from_the_list_undoes_from_the_edit_menu(
     kept = window.project.runs[1]  # another page may hold this very entry (Training)
     runs.table.selectRow(1)
     runs.remove_button.click()
-    assert [r["name"] for r in window.project.runs] == ["r1", "r3"]
+    assert [r.name for r in window.project.runs] == ["r1", "r3"]
     assert runs.table.rowCount() == 2 and window.is_modified()
-    assert Path(kept["path"]).is_dir()  # the folder stays
+    assert Path(kept.path).is_dir()  # the folder stays
     assert "Remove run r2" in window.action_undo.text()
     runs.table.selectRow(1)  # r3 is running: it stays
     assert runs.remove_selected() == 0 and len(window.project.runs) == 2
     assert "running run stays" in window.statusBar().currentMessage()
 
     window.action_undo.trigger()
-    assert [r["name"] for r in window.project.runs] == ["r1", "r2", "r3"]
+    assert [r.name for r in window.project.runs] == ["r1", "r2", "r3"]
     assert window.project.runs[1] is kept and runs.table.rowCount() == 3
     window.action_redo.trigger()
-    assert [r["name"] for r in window.project.runs] == ["r1", "r3"]
+    assert [r.name for r in window.project.runs] == ["r1", "r3"]

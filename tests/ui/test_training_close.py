@@ -40,10 +40,10 @@ def test_close_leaves_the_run_running_and_reopening_reattaches(
     assert "(training)" in seen[0]["text"] and "Leave training running" in seen[0]["info"]
     assert dialogs.shown == []  # saved before: no save question
     run = window.project.runs[-1]
-    pid = run.get("pid")
-    assert run["status"] == "running" and process_alive(pid)
+    pid = run.pid
+    assert run.status == "running" and process_alive(pid)
     saved = Project.load(tmp_path / "p.gproj")
-    assert saved.runs[-1]["pid"] == pid  # saved with the run so a reopen finds it
+    assert saved.runs[-1].pid == pid  # saved with the run so a reopen finds it
 
     try:
         again = MainWindow(saved)
@@ -66,6 +66,6 @@ def test_close_leaves_the_run_running_and_reopening_reattaches(
         assert panel.table.item(0, panel.STATUS).text() == "done"
         assert page.followed is None and all(e["name"] != row.job.name for e in panel.history())
         assert page.history.last_batch["global_step"] == 120
-        assert saved.runs[-1]["status"] == "finished"
+        assert saved.runs[-1].status == "finished"
     finally:
         stop_detached(pid)

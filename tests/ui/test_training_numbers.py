@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtWidgets import QMessageBox
 
-from guiapp.core.project import DatasetRef, Project
+from guiapp.core.project import DatasetRef, ModelEntry, Project, RunEntry
 from guiapp.core.train.history import RunHistory
 from guiapp.core.train.run_files import checkpoint_text, read_run
 from guiapp.ui.main_window import MainWindow
@@ -23,7 +23,7 @@ def test_start_refuses_a_model_that_does_not_fit_the_dataset(
     data = make_dataset(tmp_path / "genomes.h5", 300, shape=(40,), classes=3)
     project = Project.new(tmp_path / "p.gproj", "Fit")
     project.datasets.append(DatasetRef("genomes", data))
-    project.models.append({"name": "images", "spec": _cnn2d()})
+    project.models.append(ModelEntry("images", _cnn2d()))
     window = MainWindow(project)
     qtbot.addWidget(window)
     training = window.page("Training")
@@ -99,7 +99,7 @@ def test_runs_numbers_duration_overlay_and_export_checkpoint(qtbot, tmp_path: Pa
     assert "last epoch 3 scored val accuracy 0.7000" in text
 
     project = Project.new(tmp_path / "p.gproj", "Runs")
-    project.runs.append({"path": str(run), "name": "r1", "status": "finished"})
+    project.runs.append(RunEntry(str(run), name="r1", status="finished"))
     window = MainWindow(project)
     qtbot.addWidget(window)
     runs = window.page("Runs")

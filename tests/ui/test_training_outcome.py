@@ -47,7 +47,7 @@ def test_a_failed_run_shows_the_error_panel_with_its_message_and_log(
     assert window.focusWidget() is devices and devices.property(MARK)
     assert window.statusBar().currentMessage().startswith("Training failed: ")
     assert "see the log" not in window.statusBar().currentMessage()  # the message itself
-    assert window.project.runs[-1]["status"] == "failed"
+    assert window.project.runs[-1].status == "failed"
 
     panel.log_button.click()
     log = training.log_dialog

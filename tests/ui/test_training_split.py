@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from guiapp.core.project import DatasetRef, Project
+from guiapp.core.project import DatasetRef, ModelEntry, Project, RunEntry
 from guiapp.core.store import DatasetWriter
 from guiapp.ui.main_window import MainWindow
 
@@ -60,7 +60,7 @@ def test_refusals_show_at_the_top_and_clear_when_fixed(qtbot, tmp_path: Path) ->
     data = _write(tmp_path / "k.h5", np.zeros((300, 126), "float32"), np.arange(300) % 2, None)
     project = Project.new(tmp_path / "p.gproj", "Refusal")
     project.datasets.append(DatasetRef("kmers", data))
-    project.models.append({"name": "fits", "spec": dict(fit_template("kmer-conv1d", [126], 2))})
+    project.models.append(ModelEntry("fits", dict(fit_template("kmer-conv1d", [126], 2))))
     window = MainWindow(project)
     qtbot.addWidget(window)
     window.resize(1100, 690)
@@ -93,7 +93,7 @@ def test_a_new_project_starts_from_its_own_state(qtbot, tmp_path: Path) -> None:
               {"event": "finished", "time": 3.0}]  # fmt: skip
     (run / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     old = Project.new(tmp_path / "old.gproj", "Old")
-    old.runs.append({"path": str(run), "name": "r1", "dataset": "d", "model": "m"})
+    old.runs.append(RunEntry(str(run), name="r1", dataset="d", model="m"))
     window = MainWindow(old)
     qtbot.addWidget(window)
     page = window.page("Training")

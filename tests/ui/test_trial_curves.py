@@ -12,6 +12,7 @@ from pathlib import Path
 import pyqtgraph as pg
 from conftest import open_project
 
+from guiapp.core.project import RunEntry
 from guiapp.core.train.history import RunHistory
 from guiapp.ui.pages.training.training_plots import TrainingPlots
 
@@ -83,7 +84,7 @@ def test_runs_chart_gives_each_trial_a_legend_entry(qtbot, tmp_path: Path) -> No
     now = time.time()
     lines = [json.dumps({**e, "time": now + i}) for i, e in enumerate(kfold_events())]
     (folder / "events.jsonl").write_text("\n".join(lines) + "\n")
-    ref = {"path": str(folder), "name": "cv", "dataset": "d", "model": "m"}
+    ref = RunEntry(str(folder), name="cv", dataset="d", model="m")
     window = open_project(qtbot, tmp_path, "Runs", {}, [ref])
     window.set_page(4)
     runs = window.page("Runs")

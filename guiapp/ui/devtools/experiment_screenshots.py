@@ -17,7 +17,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from guiapp.core.project import DatasetRef, Project
+from guiapp.core.project import DatasetRef, Project, RunEntry
 from guiapp.ui.devtools.screenshots import Driver
 from guiapp.ui.jobs.cli_job import cli_prefix
 from guiapp.ui.main_window import MainWindow
@@ -48,7 +48,7 @@ def take_experiment_screenshots(app: QApplication, out: Path) -> int:
         folder = work / "runs" / name.removeprefix("experiments-")
         run("train", "--data", str(data), "--model", "cnn2d-small", "--out", str(folder),
             "--batch", "64", "--val", "0.2", *extra)  # fmt: skip
-        project.runs.append({"path": str(folder), "name": folder.name, "status": "finished"})
+        project.runs.append(RunEntry(str(folder), name=folder.name, status="finished"))
     project.save()
     return retake(app, work, out)
 

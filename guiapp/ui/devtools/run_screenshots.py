@@ -24,7 +24,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
-from guiapp.core.project import DatasetRef, Project
+from guiapp.core.project import DatasetRef, ModelEntry, Project, RunEntry
 from guiapp.core.store import DatasetWriter
 from guiapp.ui.devtools.screenshots import Driver
 from guiapp.ui.jobs.cli_job import cli_prefix
@@ -107,9 +107,7 @@ def shoot_runs(out: Path, work: Path, drive: Driver, names: list[str]) -> None:
         run = train(work, data, work / "runs" / "grouped", [25, 25], 5, "--epochs", "3")
         project = Project.new(work / "g.gproj", "Groups")
         project.datasets.append(DatasetRef("grouped", data))
-        project.runs.append(
-            {"path": str(run), "name": "grouped", "dataset": "grouped", "model": "dense"}
-        )
+        project.runs.append(RunEntry(str(run), name="grouped", dataset="grouped", model="dense"))
         w = window(project)
         w.set_page(RunsPage)
         runs = w.page_of(RunsPage)
@@ -121,9 +119,7 @@ def shoot_runs(out: Path, work: Path, drive: Driver, names: list[str]) -> None:
         run = train(work, data, work / "runs" / "cells", [25, 25], 5, "--epochs", "2")
         project = Project.new(work / "c.gproj", "Cells")
         project.datasets.append(DatasetRef("cells", data))
-        project.runs.append(
-            {"path": str(run), "name": "cells", "dataset": "cells", "model": "dense"}
-        )
+        project.runs.append(RunEntry(str(run), name="cells", dataset="cells", model="dense"))
         w = window(project, (1280, 800))
         w.set_page(RunsPage)
         runs: Any = w.page_of(RunsPage)
@@ -141,8 +137,9 @@ def shoot_runs(out: Path, work: Path, drive: Driver, names: list[str]) -> None:
         run = train(work, data, work / "runs" / "cv", [25, 25], 5, "--folds", "3", "--epochs", "3")
         project = Project.new(work / "k.gproj", "Kfold")
         project.datasets.append(DatasetRef("kfold", data))
-        project.runs.append({"path": str(run), "name": "cv", "dataset": "kfold", "model": "dense",
-                             "status": "finished"})  # fmt: skip
+        project.runs.append(
+            RunEntry(str(run), name="cv", dataset="kfold", model="dense", status="finished")
+        )
         w = window(project)
         w.set_page(TrainingPage)
         training: Any = w.page_of(TrainingPage)
@@ -161,7 +158,7 @@ def shoot_crash(out: Path, work: Path, drive: Driver) -> None:
     data = images(work / "crash.h5", 3000, 3)
     project = Project.new(work / "x.gproj", "Crash")
     project.datasets.append(DatasetRef("crash", data))
-    project.models.append({"name": "dense", "spec": dense([25, 25], 5)})
+    project.models.append(ModelEntry(name="dense", spec=dense([25, 25], 5)))
     w = window(project)
     w.set_page(TrainingPage)
     training: Any = w.page_of(TrainingPage)

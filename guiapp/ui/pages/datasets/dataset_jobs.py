@@ -19,7 +19,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QMessageBox
 
 from guiapp.core.events import Failure
-from guiapp.core.project import DatasetRef, Project
+from guiapp.core.project import DatasetRef, Project, RecipeEntry
 from guiapp.core.requests import rerun_argv, without_switches
 from guiapp.ui.jobs.cli_job import CliJob
 
@@ -40,6 +40,9 @@ def saved_checks(project: Project) -> dict[str, str]:
         if isinstance(entry, dict) and entry.get("mtime") == _mtime(ref.path):
             out[str(ref.path)] = str(entry.get("status", ""))
     return out
+
+
+DATASET_JOB = "dataset_job"  #: the recipe kind of a dataset's job
 
 
 class DatasetJobs:
@@ -63,11 +66,16 @@ class DatasetJobs:
         job.finished.connect(lambda _ok, _msg, job=job: self._keep_failure(job))
         self.failures.pop(job.command, None)
         args = without_switches(job.args)  # a dialog's job: --request FILE
-        recipe = {"kind": "dataset_job", "path": str(Path(out).absolute()), "name": job.name}
-        recipe.update(command=job.command, args=args)
-        self.project.recipes[:] = [
-            r for r in self.project.recipes if r.get("path") != recipe["path"]
-        ] + [recipe]
+        recipe = RecipeEntry(
+            kind=DATASET_JOB,
+            name=job.name,
+            path=str(Path(out).absolute()),
+            command=job.command,
+            args=args,
+        )
+        self.project.recipes[:] = [r for r in self.project.recipes if r.path != recipe.path] + [
+            recipe
+        ]
         self.job_started.emit(job)
         job.start()
 
@@ -79,7 +87,7 @@ class DatasetJobs:
         if ok or out.exists():
             self.add_dataset(out)
 
-    def _resumable(self, ref: DatasetRef) -> dict[str, Any] | None:
+    def _resumable(self, ref: DatasetRef) -> RecipeEntry | None:
         """The recorded job of an unfinished dataset (None when complete or unknown)."""
         info = self.info.get(str(ref.path))
         if info is None or info.get("complete", True):
@@ -88,9 +96,10 @@ class DatasetJobs:
             (
                 r
                 for r in self.project.recipes
-                if r.get("kind") == "dataset_job"
-                and r.get("path") == str(ref.path)
-                and isinstance(r.get("args"), list)
+                if r.kind == DATASET_JOB
+                and r.path == str(ref.path)
+                and r.command
+                and r.args is not None
             ),
             None,
         )
@@ -99,12 +108,12 @@ class DatasetJobs:
         """Resume the selected unfinished dataset's job where it stopped."""
         ref = self.selected_ref()
         recipe = self._resumable(ref) if ref is not None else None
-        if ref is None or recipe is None:
+        if ref is None or recipe is None or recipe.args is None:
             return None
         job = CliJob(
-            str(recipe.get("name") or f"resume {ref.name}"),
-            str(recipe["command"]),
-            rerun_argv(recipe["args"]),
+            recipe.name or f"resume {ref.name}",
+            recipe.command,
+            rerun_argv(recipe.args),
             resumable=True,
         )
         self.forget(ref.path)

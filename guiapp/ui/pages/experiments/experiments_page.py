@@ -12,7 +12,6 @@ experiment's process to checkpoint and stop (its pid, SIGTERM); Resume runs ``gu
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QShowEvent
@@ -25,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from guiapp.core.errors import UserError
-from guiapp.core.project import Project
+from guiapp.core.project import Project, RunEntry
 from guiapp.core.train.experiment_history import ExperimentHistory
 from guiapp.core.train.experiment_spec import resume_spec_path
 from guiapp.core.train.run_lock import run_holder
@@ -114,13 +113,13 @@ class ExperimentsPage(Page):
         if self._project is not None:
             self._fill_chooser(select_last=False)
 
-    def _experiments(self) -> list[dict[str, Any]]:
+    def _experiments(self) -> list[RunEntry]:
         runs = self._project.runs if self._project is not None else []
-        return [r for r in runs if not r.get("trial_of")]
+        return [r for r in runs if not r.trial_of]
 
     def _fill_chooser(self, *, select_last: bool) -> None:
         entries = self._experiments()
-        paths = [str(r["path"]) for r in entries]
+        paths = [r.path for r in entries]
         current = self.chooser.currentData()
         shown = [self.chooser.itemData(i) for i in range(self.chooser.count())]
         if shown == paths and not select_last:
@@ -129,15 +128,15 @@ class ExperimentsPage(Page):
         self.chooser.blockSignals(True)
         self.chooser.clear()
         for r in entries:
-            self.chooser.addItem(str(r.get("name", Path(r["path"]).name)), str(r["path"]))
+            self.chooser.addItem(r.label, r.path)
         at = self.chooser.findData(current) if current is not None and not select_last else -1
         self.chooser.setCurrentIndex(at if at >= 0 else self.chooser.count() - 1)
         self.chooser.blockSignals(False)
         self._chosen()
 
-    def run_entry(self) -> dict[str, Any] | None:
+    def run_entry(self) -> RunEntry | None:
         for r in self._experiments():
-            if self.folder is not None and str(r["path"]) == str(self.folder):
+            if self.folder is not None and r.path == str(self.folder):
                 return r
         return None
 
@@ -241,7 +240,7 @@ class ExperimentsPage(Page):
         job.start()
         run = self.run_entry()
         if run is not None:
-            run["status"], run["pid"] = "running", job.pid()
+            run.status, run.pid = "running", job.pid()
             self.project_changed.emit()
         self._update_buttons()
         return job
@@ -249,7 +248,6 @@ class ExperimentsPage(Page):
     def _job_ended(self) -> None:
         run = self.run_entry()
         if run is not None and self.job is not None:
-            run["status"] = self.job.status
-            run.pop("pid", None)
+            run.status, run.pid = self.job.status, None
             self.project_changed.emit()
         self._update_buttons()

@@ -1,7 +1,7 @@
 """The Model page: a model spec as a table of layers, a typed editor, training settings and
 a live summary.
 
-Specs live in the project (``project.models``: ``{"name", "spec"}``); each edit changes the
+Specs live in the project (``project.models``: :class:`ModelEntry`); each edit changes the
 spec in place, marks the project changed and, after a short pause, checks and summarises
 it on a worker thread (``validate``/``summarize`` are pure Python: no TensorFlow here).
 The layer list's editing and error marks are in :mod:`.layer_list`.
@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from guiapp.core import model as specs
-from guiapp.core.project import Project
+from guiapp.core.project import ModelEntry, Project
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.pages.base import SP, Page
 from guiapp.ui.pages.model.layer_editor import LayerEditor
@@ -157,8 +157,7 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
     def spec(self) -> dict[str, Any] | None:
         if self._project is None or not 0 <= self.index < len(self._project.models):
             return None
-        spec = self._project.models[self.index].get("spec")
-        return spec if isinstance(spec, dict) else None
+        return self._project.models[self.index].spec
 
     def set_project(self, project: Project) -> None:
         if project is self._project:  # saved: keep the model and layer being edited
@@ -167,7 +166,7 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
         self._project = project
         self.index = len(project.models) - 1
         chosen = project.ui.get("model")  # the model shown when the project was saved
-        names = [m.get("name") for m in project.models]
+        names = [m.name for m in project.models]
         if isinstance(chosen, str) and chosen in names:
             self.index = names.index(chosen)
         self.settings.fill_datasets(project)
@@ -184,7 +183,7 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
         self.model_combo.blockSignals(True)
         self.model_combo.clear()
         for i, entry in enumerate(self._project.models):
-            self.model_combo.addItem(str(entry.get("name", f"model {i + 1}")))
+            self.model_combo.addItem(entry.name or f"model {i + 1}")
         self.model_combo.setCurrentIndex(self.index)
         self.model_combo.blockSignals(False)
         self._keep_choice()
@@ -201,12 +200,12 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
         if self._project is not None:
             spec = self.spec
             if spec is not None:
-                self._project.ui["model"] = str(self._project.models[self.index].get("name"))
+                self._project.ui["model"] = self._project.models[self.index].name
             else:
                 self._project.ui.pop("model", None)
 
     def _unique_name(self, name: str) -> str:
-        taken = {m.get("name") for m in self._project.models} if self._project else set()
+        taken = {m.name for m in self._project.models} if self._project else set()
         out, n = name, 2
         while out in taken:
             out, n = f"{name}-{n}", n + 1
@@ -218,10 +217,7 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
         assert self._project is not None
         name = self._unique_name(str(spec.get("name") or "model"))
         spec["name"] = name
-        entry: dict[str, Any] = {"name": name, "spec": spec}
-        if template:
-            entry["template"] = template
-        self._project.models.append(entry)
+        self._project.models.append(ModelEntry(name=name, spec=spec, template=template))
         self.index = len(self._project.models) - 1
         self._fill_models()
         self.project_changed.emit()
@@ -244,30 +240,33 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
     def refit_template(self) -> None:
         """The "Fit to dataset" choice changed: a model still as its template made it is
         fitted again (input shape, classes), as one undoable step."""
-        entry = self._project.models[self.index] if self.spec is not None else None
+        project = self._project
+        entry = (
+            project.models[self.index] if project is not None and self.spec is not None else None
+        )
         info = self.settings.data_info
-        if entry is None or not entry.get("template") or not info:
+        if entry is None or entry.spec is None or not entry.template or not info:
             return
-        spec = fitted(str(entry["template"]), info)
-        spec["name"] = entry["name"]
-        if spec == entry["spec"]:
+        spec = fitted(entry.template, info)
+        spec["name"] = entry.name
+        if spec == entry.spec:
             return
-        entry["spec"].clear()
-        entry["spec"].update(spec)
+        entry.spec.clear()
+        entry.spec.update(spec)
         self._show_spec()
         self.project_changed.emit()
         shape = " x ".join(str(d) for d in info["sample_shape"])
-        self.record(f"Refit {entry['name']} to {self.settings.dataset.currentText()}")
+        self.record(f"Refit {entry.name} to {self.settings.dataset.currentText()}")
         show_status(
             self,
-            f"Refitted {entry['name']} ({entry['template']}) to {shape} samples, "
+            f"Refitted {entry.name} ({entry.template}) to {shape} samples, "
             f"{len(info['classes'])} classes (Edit > Undo restores it)",
         )
 
     def delete_model(self) -> None:
         if self.spec is None or self._project is None:
             return
-        name = self._project.models[self.index].get("name", "")
+        name = self._project.models[self.index].name
         del self._project.models[self.index]
         self.index = min(self.index, len(self._project.models) - 1)
         self._fill_models()
@@ -279,7 +278,7 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
         if spec is None or not name or name == spec.get("name") or self._project is None:
             return
         name = self._unique_name(name)
-        spec["name"] = self._project.models[self.index]["name"] = name
+        spec["name"] = self._project.models[self.index].name = name
         self.model_combo.setItemText(self.index, name)
         self.name_edit.setText(name)
         self._keep_choice()
@@ -300,7 +299,7 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
         if what == "settings":
             what, merge = "Change input and training settings", ("settings", self.index)
         if self.spec is not None and self._project is not None and not self._restoring:
-            self._project.models[self.index].pop("template", None)  # edited: no more refits
+            self._project.models[self.index].template = ""  # edited: no more refits
         self.record(what or "Edit model", merge)
 
     # ------------------------------------------------------------------ showing

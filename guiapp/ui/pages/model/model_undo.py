@@ -1,7 +1,7 @@
 """Undo and redo on the Model page: every edit of the project's models is a ``StateEdit``
 (``ui/widgets/undo.py``, the command the project's other lists use too).
 
-An edit is recorded as the project's model list before and after it (small JSON dicts,
+An edit is recorded as the project's model list before and after it (its entries,
 copied), so every way the page changes a model (add, remove, move or edit a layer, the
 spec-wide settings, a new, deleted, renamed or refitted model) undoes the same way.
 Consecutive edits of one layer's fields (typing ``5, 5``) or of the settings merge into
@@ -11,10 +11,10 @@ one step. The window's Edit menu binds its Undo/Redo to the page's ``undo_stack`
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from PySide6.QtGui import QUndoStack
 
+from guiapp.core.project import ModelEntry
 from guiapp.ui.widgets.undo import StateEdit
 
 
@@ -26,14 +26,14 @@ class UndoableEdits:
 
     undo_stack: QUndoStack
     _restoring: bool
-    _state: tuple[list[dict[str, Any]], int, int]
+    _state: tuple[list[ModelEntry], int, int]
 
     def _init_undo(self) -> None:
         self.undo_stack = QUndoStack(self)  # type: ignore[arg-type]
         self._restoring = False
         self._state = ([], -1, -1)
 
-    def _current_state(self) -> tuple[list[dict[str, Any]], int, int]:
+    def _current_state(self) -> tuple[list[ModelEntry], int, int]:
         models = self._project.models if self._project is not None else []  # type: ignore[attr-defined]
         return copy.deepcopy(models), self.index, self.selected_layer()  # type: ignore[attr-defined]
 
@@ -58,10 +58,10 @@ class UndoableEdits:
         before, self._state = self._state, now
         self.undo_stack.push(StateEdit(self._restore_state, text, before, now, merge_key))
 
-    def _restore_state(self, state: tuple[list[dict[str, Any]], int, int]) -> None:
+    def _restore_state(self, state: tuple[list[ModelEntry], int, int]) -> None:
         self.restore_models(*state)
 
-    def restore_models(self, models: list[dict[str, Any]], index: int, layer: int) -> None:
+    def restore_models(self, models: list[ModelEntry], index: int, layer: int) -> None:
         """Put the project's models back as an undo/redo step left them."""
         project = self._project  # type: ignore[attr-defined]
         if project is None:

@@ -3,14 +3,11 @@ and redone from the Edit menu (:class:`~guiapp.ui.widgets.undo.ListHistory`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QPushButton
 
-from guiapp.core.project import Project
+from guiapp.core.project import Project, RunEntry
 from guiapp.ui.widgets.outputs import show_status
 from guiapp.ui.widgets.undo import ListHistory
 
@@ -28,7 +25,7 @@ class RunsList:
             self,  # type: ignore[arg-type]
             lambda: self.project.runs,
             self._runs_restored,
-            deep=False,  # the Training page holds its run's entry: keep the same dicts
+            deep=False,  # the Training page holds its run's entry: keep the same entries
         )
         self.undo_stack = self.list_history.stack
         self.remove_button = QPushButton("Remove from list")
@@ -38,15 +35,15 @@ class RunsList:
     def remove_selected(self) -> int:
         """Remove the selected runs that are not running from the list; how many went."""
         chosen = set(self.selected_paths())  # type: ignore[attr-defined]
-        gone: list[dict[str, Any]] = [
-            r for r in self.project.runs if r["path"] in chosen and r.get("status") != "running"
+        gone: list[RunEntry] = [
+            r for r in self.project.runs if r.path in chosen and r.status != "running"
         ]
         if len(gone) < len(chosen):
             show_status(self, "A running run stays in the list; stop it first")  # type: ignore[arg-type]
         if not gone:
             return 0
-        self.project.runs[:] = [r for r in self.project.runs if r not in gone]
-        name = gone[0].get("name", Path(gone[0]["path"]).name)
+        self.project.runs[:] = [r for r in self.project.runs if all(r is not g for g in gone)]
+        name = gone[0].label
         self.list_history.record(
             f"Remove run {name}" if len(gone) == 1 else f"Remove {len(gone)} runs"
         )

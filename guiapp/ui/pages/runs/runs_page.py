@@ -154,7 +154,7 @@ class RunsPage(RunsList, RunExport, Page):
 
     def _runs_key(self) -> list[tuple[str, str]]:
         runs = self._project.runs if self._project is not None else []
-        return [(r["path"], str(r.get("status"))) for r in runs]
+        return [(r.path, r.status) for r in runs]
 
     def refresh(self) -> None:
         """Re-read every run folder (on the worker) and redraw."""
@@ -162,7 +162,7 @@ class RunsPage(RunsList, RunExport, Page):
             return
         self._shown_key = self._runs_key()
         for run in self._project.runs:
-            self.loader.submit(run["path"], read_run, run["path"])
+            self.loader.submit(run.path, read_run, run.path)
         self._fill_table()
 
     def _loaded(self, key: object, info: object) -> None:
@@ -178,24 +178,24 @@ class RunsPage(RunsList, RunExport, Page):
         self.table.setRowCount(len(runs))
         keep = []
         for row, run in enumerate(runs):
-            info = self.runs.get(run["path"], {})
+            info = self.runs.get(run.path, {})
             h = info.get("history")
             best = h.best_val_accuracy() if h is not None else None
             cells = [
-                run.get("name", Path(run["path"]).name),
-                info.get("status", run.get("status", "")),
-                run.get("dataset", ""),
-                run.get("model", ""),
+                run.label,
+                info.get("status", run.status),
+                run.dataset,
+                run.model,
                 f"{best:.4f}" if best is not None else "",
                 format_eta(info.get("duration_s")) if h is not None else "",
                 format_rate(h.rows_per_s()) if h is not None else "",
             ]
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(run["path"] if c == 0 else text)
-                item.setData(Qt.ItemDataRole.UserRole, run["path"])
+                item.setToolTip(run.path if c == 0 else text)
+                item.setData(Qt.ItemDataRole.UserRole, run.path)
                 self.table.setItem(row, c, item)
-            if run["path"] in selected:
+            if run.path in selected:
                 keep.append(row)
         select_table_rows(self.table, keep or ([len(runs) - 1] if runs else []))
         self.table.blockSignals(False)
@@ -219,7 +219,7 @@ class RunsPage(RunsList, RunExport, Page):
         """The selected run (the newest when none is selected), once it was read."""
         paths = self.selected_paths()
         if not paths and self._project is not None and self._project.runs:
-            paths = [self._project.runs[-1]["path"]]
+            paths = [self._project.runs[-1].path]
         return self.runs.get(paths[-1]) if paths else None
 
     def _update_buttons(self) -> None:

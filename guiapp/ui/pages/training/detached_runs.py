@@ -23,6 +23,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel
 
+from guiapp.core.project import RunEntry
 from guiapp.core.train.experiment_spec import resume_spec_path
 from guiapp.core.train.history import END_EVENTS, RunHistory
 from guiapp.core.train.run_lock import run_holder
@@ -50,7 +51,7 @@ class DetachedRuns:
     job: CliJob | None
     tail: EventsTail | None
     followed: FollowedJob | None  # the followed run's row in the Jobs panel
-    run: dict[str, Any] | None
+    run: RunEntry | None
     history: RunHistory
     loader: BackgroundCalls
     run_label: QLabel
@@ -94,10 +95,10 @@ class DetachedRuns:
         if status == "running" and self.history.status in ("failed", "stopped"):
             self._clear_outcome()
             if self.run is not None:
-                self.run["status"] = "running"
+                self.run.status = "running"
                 pid = self.job.pid() if self.job is not None else None
                 if pid:  # (Qt knows it once the process runs; Resume here sets it after)
-                    self.run["pid"] = pid
+                    self.run.pid = pid
                 self.project_changed.emit()
             loss = self._loss if self._marks_of is self.history else None
             text = f"Resumed (attempt {self.attempt_marks().attempts})" + (
@@ -119,9 +120,9 @@ class DetachedRuns:
 
         def handed_over() -> None:
             if leave_running and self.run is not None and self.history.status == "stopped":
-                args = ["train", *resume_command(Path(self.run["path"]))]
+                args = ["train", *resume_command(Path(self.run.path))]
                 pid = start_detached(args, str(self.project.folder))
-                self.run["status"], self.run["pid"] = "running", pid
+                self.run.status, self.run.pid = "running", pid
                 self.project_changed.emit()
             then()
 
@@ -129,25 +130,25 @@ class DetachedRuns:
         self.job.stop()
 
     # ------------------------------------------------------------------ runs from files
-    def show_run(self, run: dict[str, Any]) -> None:
+    def show_run(self, run: RunEntry) -> None:
         """Show ``run`` from its events.jsonl; reattach when it is still running."""
         self.run = run
-        self.run_label.setText(f"Run {run.get('name', Path(run['path']).name)} · reading…")
-        self.loader.submit(run["path"], read_attempts, Path(run["path"]) / "events.jsonl")
+        self.run_label.setText(f"Run {run.label} · reading…")
+        self.loader.submit(run.path, read_attempts, Path(run.path) / "events.jsonl")
 
     def _history_loaded(self, key: object, result: object) -> None:
         """The run's history read: shown, its earlier attempts marked on the plots."""
-        if self.run is None or key != self.run["path"] or not isinstance(result, tuple):
+        if self.run is None or key != self.run.path or not isinstance(result, tuple):
             return
         history, ends = result
         self._set_history(history)
         for x, loss in ends:
             self.attempt_marks().died(x, loss)
-        events = Path(self.run["path"]) / "events.jsonl"
+        events = Path(self.run.path) / "events.jsonl"
         # The process writing the run is its lock's holder: a pid saved in the project may
         # belong to another process after a reboot, and must never get the run's SIGTERM.
-        holder = run_holder(self.run["path"])
-        pid = holder if holder is not None else self.run.get("pid")
+        holder = run_holder(self.run.path)
+        pid = holder if holder is not None else self.run.pid
         try:
             recent = time.time() - events.stat().st_mtime < RECENT_S
         except OSError:
@@ -157,10 +158,9 @@ class DetachedRuns:
         live = alive or (history.status == "running" and not pid and recent)
         if live:
             self.tail = EventsTail(events, pid if alive else None, self)
-            name = self.run.get("name", Path(self.run["path"]).name)
             self.followed = FollowedJob(
-                f"train {name} (in the background)",
-                resume_command(Path(self.run["path"])),
+                f"train {self.run.label} (in the background)",
+                resume_command(Path(self.run.path)),
                 pid if alive else None,
                 history.started,
                 str(self.project.folder),

@@ -175,7 +175,7 @@ class TrainingForm(QGroupBox):
             self.dataset.addItem(ref.name, str(ref.path))
         self.model.clear()
         for i, entry in enumerate(project.models):
-            self.model.addItem(str(entry.get("name", f"model {i + 1}")), ("project", i))
+            self.model.addItem(entry.name or f"model {i + 1}", ("project", i))
         for name in template_names():
             self.model.addItem(f"template: {name}", ("template", name))
         for combo, data in ((self.dataset, chosen_data), (self.model, chosen_model)):
@@ -230,7 +230,7 @@ class TrainingForm(QGroupBox):
                     raise UserError(
                         f"template {value} cannot fit {ds.path}: {exc}", option="--model"
                     ) from None
-        return dict(project.models[value]["spec"])
+        return dict(project.models[value].spec or {})
 
     def split_config(self) -> TrainConfig | None:
         """The form's split settings as a config (no model), or None without a dataset."""

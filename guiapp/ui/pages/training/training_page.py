@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from guiapp.core.errors import UserError
 from guiapp.core.events import Failure
-from guiapp.core.project import Project
+from guiapp.core.project import Project, RunEntry
 from guiapp.core.train.history import RunHistory
 from guiapp.core.train.run_lock import run_active
 from guiapp.ui.background import BackgroundCalls
@@ -59,7 +59,7 @@ class TrainingPage(DetachedRuns, Page):
         self.job: CliJob | None = None
         self.tail: EventsTail | None = None
         self.followed = None
-        self.run: dict[str, Any] | None = None  # the shown run's entry in project.runs
+        self.run: RunEntry | None = None  # the shown run's entry in project.runs
         self.history = RunHistory()
         self._log_lines = 0
         self._after_stop: list[Any] = []
@@ -242,7 +242,7 @@ class TrainingPage(DetachedRuns, Page):
         self.start_button.setEnabled(not running and self._project is not None)
         self.stop_button.setEnabled(running)
         resumable = self.run is not None and self.history.status in ("stopped", "failed")
-        folder = Path(self.run["path"]) if self.run is not None else None
+        folder = Path(self.run.path) if self.run is not None else None
         # a run refused before it started (no ``started`` event, no checkpoint) has nothing
         # to resume: Start again once the cause is fixed
         has_state = folder is not None and (
@@ -344,13 +344,13 @@ class TrainingPage(DetachedRuns, Page):
             return None
         spec.save()
         args = ["--spec", str(spec.path)]
-        self.run = {
-            "path": str(run_dir),
-            "name": name,
-            "dataset": self.form.dataset.currentText(),
-            "model": self.form.model.currentText().replace("template: ", ""),
-            "status": "running",
-        }
+        self.run = RunEntry(
+            path=str(run_dir),
+            name=name,
+            dataset=self.form.dataset.currentText(),
+            model=self.form.model.currentText().replace("template: ", ""),
+            status="running",
+        )
         project.runs.append(self.run)
         self.project_changed.emit()
         self._clear_outcome()
@@ -361,7 +361,7 @@ class TrainingPage(DetachedRuns, Page):
         self._own(job)
         self.job_started.emit(job)
         job.start()
-        self.run["pid"] = job.pid()  # the Experiments page stops it by its pid
+        self.run.pid = job.pid()  # information only: liveness goes by the run's lock
         self._update_buttons()
         return job
 
@@ -379,30 +379,30 @@ class TrainingPage(DetachedRuns, Page):
         if self.job is not None and self.job.is_running():
             self.job.stop()
         elif self.tail is not None and self.run is not None:
-            stop_detached(self.run.get("pid"))
+            stop_detached(self.tail.pid)  # its lock's holder, never the pid saved
         self.progress_label.setText("Stopping after the current batch…")
 
     def resume(self) -> CliJob | None:
         if self.run is None or self.is_running():
             return None
         try:
-            args = resume_command(Path(self.run["path"]))
+            args = resume_command(Path(self.run.path))
         except UserError as exc:
             self.refuse(str(exc))
             return None
         self._clear_outcome()
-        self.run["status"] = "running"
+        self.run.status = "running"
         self.project_changed.emit()
         if self.job is not None and self.job.args[:2] == args[:2]:
             self.job.resume()
         else:
-            job = CliJob(f"train {self.run.get('name', '')}", "train", args, resumable=True)
+            job = CliJob(f"train {self.run.name}", "train", args, resumable=True)
             job.working_dir = str(self.project.folder)
             self._own(job)
             self.job_started.emit(job)
             job.start()
         if self.job is not None:
-            self.run["pid"] = self.job.pid()
+            self.run.pid = self.job.pid()
         self._update_buttons()
         return self.job
 
@@ -422,8 +422,7 @@ class TrainingPage(DetachedRuns, Page):
 
     def _ended(self, status: str, message: str = "") -> None:
         if self.run is not None:
-            self.run["status"] = status
-            self.run.pop("pid", None)
+            self.run.status, self.run.pid = status, None
             self.project_changed.emit()
         self._tick()
         self.plots.refresh()
@@ -437,14 +436,14 @@ class TrainingPage(DetachedRuns, Page):
         if status == "failed":
             message = message or str(self.history.end.get("reason") or "")
             text = f"Training failed: {message or 'see the log'}"
-            name = self.run.get("name", "") if self.run is not None else ""
+            name = self.run.name if self.run is not None else ""
             failure = self.job.failure if self.job is not None else None
             if failure is None or failure.message != message:
                 failure = Failure(message)  # a followed run's, or a crash's: its line only
             self.error_panel.show_failure(f"Training run {name}".strip(), message, failure, "train")
             self.form.show_failure(failure)
         self.notify(text, failed=status == "failed")
-        self.run_ended.emit(status, str(self.run["path"]) if self.run else "")
+        self.run_ended.emit(status, self.run.path if self.run else "")
 
     def _clear_outcome(self) -> None:
         self.banner.setVisible(False)
@@ -485,9 +484,8 @@ class TrainingPage(DetachedRuns, Page):
             self._log_lines = len(h.log)
         if self.run is not None:
             self.run_label.setText(
-                f"Run {self.run.get('name', Path(self.run['path']).name)} · {h.status} · "
-                f"{self.run.get('dataset', '')} · {self.run.get('model', '')} · "
-                f"{self.run['path']}"
+                f"Run {self.run.label} · {h.status} · {self.run.dataset} · "
+                f"{self.run.model} · {self.run.path}"
             )
         text = h.progress_text()
         b = h.last_batch
