@@ -85,6 +85,7 @@ class BatchPipeline:
         use_pread: bool | None = None,
         row_mask: np.ndarray | None = None,
         cache: RowCache | None = None,
+        segment_bytes: int = SEGMENT_MIN_BYTES,
     ) -> None:
         self.ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
         self.plan = ReadPlan(
@@ -107,6 +108,7 @@ class BatchPipeline:
         self.augment = augment or AugmentSpec()
         self.threads = default_reader_threads() if threads is None else max(1, threads)
         self.prefetch = max(1, prefetch)  # batches tf.data keeps ready
+        self.segment_bytes = segment_bytes
         self.reader = WindowReader(
             self.ds, use_pread=use_pread, pool_buffers=6 + 2 * self.threads, cache=cache
         )
@@ -161,12 +163,13 @@ class BatchPipeline:
     @property
     def segment_batches(self) -> int:
         """Batches read by one call (one hand-off to tf.data): at least one window's worth
-        of rows and at least ``SEGMENT_MIN_BYTES`` (a hand-off costs a fixed ~0.1-0.4 ms,
+        of rows and at least ``segment_bytes`` (``SEGMENT_MIN_BYTES`` unless the pipeline
+        was given less; a hand-off costs a fixed ~0.1-0.4 ms,
         so short rows get more batches per hand-off). Which rows each batch holds does not
         depend on it; docs/BENCHMARKS.md ("The reader's hand-off")."""
         bs = self.plan.batch_size
         window = max(1, self.plan.window_blocks * self.plan.block_rows // bs)
-        return max(window, -(-SEGMENT_MIN_BYTES // (bs * (self.ds.row_nbytes + 4))))
+        return max(window, -(-self.segment_bytes // (bs * (self.ds.row_nbytes + 4))))
 
     def read_segment(self, epoch: int, b0: int, b1: int) -> tuple[np.ndarray, np.ndarray]:
         """Batches ``[b0, b1)`` of ``epoch``, back to back in one pooled buffer.

@@ -25,6 +25,11 @@ from .table import TableWriter
 Heads = Callable[[Any, Any], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
 COMMIT_ROWS = 1 << 16
 COMMIT_EVERY_S = 2.0
+#: The reader's segments for a prediction: half the training reader's. The pool of segment
+#: buffers in flight (read, read ahead, being sliced into batches) is what a prediction's
+#: memory grows by once a dataset holds a few segments; at 16 MiB it took peak RSS from 671
+#: MB at 1 M rows to 765 MB at 20 M (+14%), docs/BENCHMARKS.md (issue 33.4).
+PREDICT_SEGMENT_BYTES = 8 << 20
 
 
 def pipeline_for(ds: Dataset, plan: ReadPlan, dtype: Any = None) -> BatchPipeline:
@@ -41,6 +46,7 @@ def pipeline_for(ds: Dataset, plan: ReadPlan, dtype: Any = None) -> BatchPipelin
         shuffle=False,
         dtype=dtype,
         row_mask=plan.row_mask,  # a split by groups selects rows, not whole blocks
+        segment_bytes=PREDICT_SEGMENT_BYTES,
     )
 
 
