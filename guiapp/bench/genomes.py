@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from .command import json_option, print_result
+
 MODEL = {
     "name": "kmer-bench",
     "input": {"shape": [126], "dtype": "uint16"},
@@ -300,17 +302,14 @@ def cmd_bench_genomes(args: argparse.Namespace) -> int:
             sys.stdout.write(NOT_INSTALLED + "\n")
         with tempfile.TemporaryDirectory(prefix="guiapp-bench-genomes-") as tmp:
             res.update(bench_classify(args, Path(tmp)))
-        if not args.json:
-            sys.stdout.write(_table(res) + "\n")
-    if args.json:
-        sys.stdout.write(json.dumps(res, indent=2) + "\n")
-    return 0
+    elif not args.json:
+        return 0  # the tokenizer's line is all
+    return print_result(res, args.json, _table)
 
 
 def register_bench(bench_sub: Any) -> None:
     s = bench_sub.add_parser(
-        "genomes",
-        help="the k-mer tokenizer vs numpy, and guiapp vs Kraken 2 on held-out genomes",
+        "genomes", help="the k-mer tokenizer vs numpy, and guiapp vs Kraken 2 on held-out genomes"
     )
     s.add_argument("--reads", type=int, default=100_000, help="reads for the tokenizer bench")
     s.add_argument("--repeats", type=int, default=3)
@@ -324,5 +323,4 @@ def register_bench(bench_sub: Any) -> None:
     s.add_argument("--threads", type=int, default=1, help="Kraken 2's threads")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--tokenizer-only", action="store_true", help="skip the classification")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_bench_genomes)
+    json_option(s, cmd_bench_genomes)

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .command import json_option, print_result
+
 CASES = {
     "cnn2d-small": ("patterns2d", {"op": "noise", "std": 0.05}),
     "kmer-conv1d": ("kmer1d", {"op": "mutate", "rate": 0.01}),
@@ -144,30 +146,30 @@ def cmd_bench_groups(args: argparse.Namespace) -> int:
 
     divert_native_stderr()
     res = run_bench(args.rows, args.copies, args.batch, args.steps, args.repeats)
-    if args.json:
-        sys.stdout.write(json.dumps(res, indent=2) + "\n")
-        return 0
+    return print_result(res, args.json, format_text)
+
+
+def format_text(res: dict[str, Any]) -> str:
+    lines = []
     for r in res["results"]:
         rr, tr = r["read_rows_per_s"], r["train_s"]
-        sys.stdout.write(
+        lines.append(
             f"{r['template']:<12} train split of {r['rows']:,} rows ({r['copies']} copies a "
             f"group): read by blocks {rr['rows']:,} rows/s, by groups {rr['groups']:,} rows/s, "
             f"ratio {r['read_ratio_groups_vs_rows']:.3f}; {res['steps']} training steps by "
             f"blocks {tr['rows']:.2f} s, by groups {tr['groups']:.2f} s, ratio "
-            f"{r['train_ratio_groups_vs_rows']:.3f}\n"
+            f"{r['train_ratio_groups_vs_rows']:.3f}"
         )
-    return 0
+    return "\n".join(lines)
 
 
 def register_bench(bench_sub: Any) -> None:
     s = bench_sub.add_parser(
-        "groups",
-        help="the training split read and trained by groups vs by blocks (same files)",
+        "groups", help="the training split read and trained by groups vs by blocks (same files)"
     )
     s.add_argument("--rows", type=int, default=200_000, help="rows of each generated dataset")
     s.add_argument("--copies", type=int, default=4, help="augmented copies per group")
     s.add_argument("--batch", type=int, default=256)
     s.add_argument("--steps", type=int, default=40, help="training steps per timed run")
     s.add_argument("--repeats", type=int, default=3)
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_bench_groups)
+    json_option(s, cmd_bench_groups)

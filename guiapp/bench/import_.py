@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from .command import json_option, print_result
 from .write import PeakRSS
 
 L = 126
@@ -353,12 +354,14 @@ def run_import_bench(
 
 def cmd_bench_import(args: argparse.Namespace) -> int:
     res = run_import_bench(args.rows, args.workers, args.dir, args.repeat, not args.no_groups)
-    if args.json:
-        sys.stdout.write(json.dumps(res) + "\n")
-        return 0
+    return print_result(res, args.json, format_text, indent=None)
+
+
+def format_text(res: dict[str, Any]) -> str:
+    out = []
     for name, r in (("jsonl", res), ("csv", res["csv"])):
         rp, mp = r["rows_per_s"], r["mb_per_s"]
-        sys.stdout.write(
+        out.append(
             f"{name}: {r['rows']:,} rows ({r['input_mb']} MB), {r['workers']} workers\n"
             f"  naive        {rp['naive']:>10,} rows/s {mp['naive']:>7} MB/s (parse only)\n"
             f"  reference    {rp['reference']:>10,} rows/s {mp['reference']:>7} MB/s "
@@ -374,14 +377,14 @@ def cmd_bench_import(args: argparse.Namespace) -> int:
     g = res.get("groups")
     if g:
         rp, r = g["rows_per_s"], g["ratios"]
-        sys.stdout.write(
+        out.append(
             f"lineage: {g['rows']:,} JSON lines, {g['workers']} workers ({g['groups']:,} groups)\n"
             f"  {'without':<34} {rp['plain']:>10,} rows/s\n"
             f"  {g['options']['group']:<34} {rp['group']:>10,} rows/s (x{r['group_vs_plain']})\n"
             f"  {'  and --keep-fields _id,name':<34} {rp['group_kept']:>10,} rows/s "
             f"(x{r['group_kept_vs_plain']}); same rows: {g['same_rows_as_plain']}\n"
         )
-    return 0
+    return "".join(out).removesuffix("\n")
 
 
 def register_bench(bench_sub: Any) -> None:
@@ -399,5 +402,4 @@ def register_bench(bench_sub: Any) -> None:
         action="store_true",
         help="leave out the import with --group-field/--keep-fields against the same without",
     )
-    s.add_argument("--json", action="store_true", help="print one JSON object")
-    s.set_defaults(func=cmd_bench_import)
+    json_option(s, cmd_bench_import, "print one JSON object")

@@ -20,11 +20,9 @@ Figures go in docs/SCALING.md with the command that made them.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -32,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .command import json_option, print_result
 
 L = 126
 LINKS_PER_FILE = 50_000
@@ -198,11 +198,12 @@ def run_scale_bench(shards: int, small: int, capacity: int, folder: str | None) 
 
 def cmd_bench_scale(args: argparse.Namespace) -> int:
     res = run_scale_bench(args.shards, args.small, args.capacity, args.dir)
-    if args.json:
-        sys.stdout.write(json.dumps(res) + "\n")
-        return 0
-    a, b = res[str(args.small)], res[str(args.shards)]
-    lines = [f"{'':34}{args.small:>12,} shards{args.shards:>14,} shards   factor"]
+    return print_result(res, args.json, lambda r: format_text(r, args.small, args.shards), None)
+
+
+def format_text(res: dict[str, Any], small: int, shards: int) -> str:
+    a, b = res[str(small)], res[str(shards)]
+    lines = [f"{'':34}{small:>12,} shards{shards:>14,} shards   factor"]
 
     def row(label: str, ka: float, kb: float, unit: str, factor: float | None = None) -> None:
         f = kb / ka if factor is None else factor
@@ -231,8 +232,7 @@ def cmd_bench_scale(args: argparse.Namespace) -> int:
         f"{e['epoch_plan_worker_of_64_s']:.2f} s for a worker of 64 "
         f"({e['epoch_plan_worker_of_64_peak_bytes'] / 2**20:.0f} MB peak)"
     )
-    sys.stdout.write("\n".join(lines) + "\n")
-    return 0
+    return "\n".join(lines)
 
 
 def register_bench(bench_sub: Any) -> None:
@@ -243,5 +243,4 @@ def register_bench(bench_sub: Any) -> None:
     s.add_argument("--small", type=int, default=10, help="shards of the small store")
     s.add_argument("--capacity", type=int, default=16, help="rows per simulated shard")
     s.add_argument("--dir", default=None, help="folder for the temporary files")
-    s.add_argument("--json", action="store_true", help="print one JSON object")
-    s.set_defaults(func=cmd_bench_scale)
+    json_option(s, cmd_bench_scale, "print one JSON object")

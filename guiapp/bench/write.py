@@ -11,7 +11,6 @@ Measures, in one run on this machine:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .command import json_option, print_result
 
 
 class PeakRSS:
@@ -212,8 +213,7 @@ def format_text(r: dict[str, Any]) -> str:
 
 def cmd_bench_write(args: argparse.Namespace) -> int:
     r = run_bench(args.rows, args.rss_factor, args.dir)
-    sys.stdout.write((json.dumps(r, indent=2) if args.json else format_text(r)) + "\n")
-    return 0
+    return print_result(r, args.json, format_text)
 
 
 def register_bench(bench_sub: Any) -> None:
@@ -223,5 +223,4 @@ def register_bench(bench_sub: Any) -> None:
         "--rss-factor", type=int, default=20, help="the RSS run generates this many times --rows"
     )
     s.add_argument("--dir", default=None, help="folder for the temporary files")
-    s.add_argument("--json", action="store_true", help="print one JSON object")
-    s.set_defaults(func=cmd_bench_write)
+    json_option(s, cmd_bench_write, "print one JSON object")

@@ -95,25 +95,11 @@ def report_failure(exc: UserError, stream: IO[str] | None = None) -> None:
     EventSink(stream).emit("failed", **exc.fields())
 
 
-class Failure:
-    """A failed job as the GUI reads it: the one-line ``message`` and, where the job's
-    ``failed`` event carried them, the error's ``option``, ``value``, ``problem`` and
-    ``fix`` (docs/ERRORS.md). Built from the event, never by reading the message."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        option: str | None = None,
-        value: Any = None,
-        problem: str | None = None,
-        fix: str | None = None,
-    ) -> None:
-        self.message = message
-        self.option = option or None
-        self.value = value
-        self.problem = problem or None
-        self.fix = fix or None
+class Failure(UserError):
+    """A failed job as the GUI reads it: the :class:`UserError` the job reported, its
+    one-line ``message`` and, where the job's ``failed`` event carried them, the error's
+    ``option``, ``value``, ``problem`` and ``fix`` (docs/ERRORS.md). Built from the event,
+    never by reading the message; shown, never raised."""
 
     @classmethod
     def of_error(cls, exc: UserError) -> Failure:

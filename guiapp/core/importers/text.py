@@ -193,20 +193,16 @@ def json_record(line: bytes, lf: str, df: str, decode: Any) -> tuple[Any, Any, s
         return None, None, "is not a JSON object"
     ok, label = _field(obj, lf)
     if not ok:
-        return (
-            None,
-            None,
-            Problem(f"has no {lf!r} field (see --label-field)", option="--label-field", value=lf),
-        )
+        return None, None, _no_field(lf, "--label-field")
     ok, value = _field(obj, df)
     if not ok:
-        return (
-            None,
-            None,
-            Problem(f"has no {df!r} field (see --data-field)", option="--data-field", value=df),
-        )
+        return None, None, _no_field(df, "--data-field")
     value, problem = _data_value(value, df)
     return label, value, problem
+
+
+def _no_field(name: str, option: str) -> Problem:
+    return Problem(f"has no {name!r} field (see {option})", option=option, value=name)
 
 
 def _column(spec: str, header: list[str] | None, what: str, where: str) -> int:

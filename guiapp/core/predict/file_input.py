@@ -30,9 +30,33 @@ from ..importers.formats import FORMATS
 from ..importers.formats import guess_format as guess_from_name
 from ..store import DatasetWriter, shard_dir
 
+#: What an input dataset was built from (its input's name, size and time, the options).
+INPUT_NOTE = "input.json"
+
 
 def input_folder(out: Path) -> Path:
     return out.parent / f".{out.name}.input"
+
+
+def reuse_input(folder: Path, target: Path, note: Any) -> bool:
+    """Whether ``target`` in ``folder`` was built from exactly ``note`` (the input and its
+    options, saved by :func:`save_note`: a resumed predict reuses it); if not, ``folder``
+    is emptied for a new build."""
+    note_path = folder / INPUT_NOTE
+    if target.exists() and note_path.exists():
+        try:
+            if json.loads(note_path.read_text()) == note:
+                return True
+        except ValueError:
+            pass
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return False
+
+
+def save_note(folder: Path, note: Any) -> None:
+    """The note of what ``folder``'s dataset was built from, once it is complete."""
+    atomic_write_text(folder / INPUT_NOTE, json.dumps(note))
 
 
 def guess_format(src: Path, fmt: str | None) -> str:
@@ -71,15 +95,8 @@ def file_as_dataset(
         "class_names": class_names,
         "options": options,
     }
-    note_path = folder / "input.json"
-    if target.exists() and note_path.exists():
-        try:
-            if json.loads(note_path.read_text()) == note:
-                return target
-        except ValueError:
-            pass
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+    if reuse_input(folder, target, note):
+        return target
     stage = folder / f"staging-{os.getpid()}"
     stage.mkdir()
     staged = stage / target.name  # the shard folder's name follows the index's name
@@ -107,7 +124,7 @@ def file_as_dataset(
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
-        return _publish(staged, target, stage, note_path, note)
+        return _publish(staged, target, stage, note)
     job = ImportJob(cfg, sink, cancel)
     writer: DatasetWriter | None = None
     rows = 0
@@ -147,15 +164,15 @@ def file_as_dataset(
                 writer.close(complete=False)
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    return _publish(staged, target, stage, note_path, note)
+    return _publish(staged, target, stage, note)
 
 
-def _publish(staged: Path, target: Path, stage: Path, note_path: Path, note: Any) -> Path:
+def _publish(staged: Path, target: Path, stage: Path, note: Any) -> Path:
     if shard_dir(staged).exists():
         os.replace(shard_dir(staged), shard_dir(target))
     os.replace(staged, target)
     shutil.rmtree(stage, ignore_errors=True)
-    atomic_write_text(note_path, json.dumps(note))
+    save_note(target.parent, note)
     return target
 
 

@@ -19,7 +19,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_write_text
 from ..errors import FileError, OptionError, UserError
 from ..events import CancelToken, EventSink
 from ..genomes.manifest import read_manifest
@@ -109,7 +108,7 @@ def genomes_as_dataset(
     """The dataset of ``src``'s reads or tiles (built once, then reused)."""
     from ..generate.job import generate
     from ..generate.spec import genomes_config
-    from .file_input import input_folder
+    from .file_input import input_folder, reuse_input, save_note
 
     tok = run_tokenizer(source)
     entries = read_manifest(src, need_class=False)
@@ -129,15 +128,8 @@ def genomes_as_dataset(
     folder = input_folder(out)
     target = folder / "input.h5"
     note = {"src": str(Path(src).resolve()), "config": cfg.to_json()}
-    note_path = folder / "input.json"
-    if target.exists() and note_path.exists():
-        try:
-            if json.loads(note_path.read_text()) == note:
-                return target
-        except ValueError:
-            pass
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+    if reuse_input(folder, target, note):
+        return target
 
     def forward(e: dict[str, Any]) -> None:
         if e["event"] == "progress":
@@ -158,5 +150,5 @@ def genomes_as_dataset(
         raise
     if result.get("status") != "finished":
         cancel.raise_if_cancelled()
-    atomic_write_text(note_path, json.dumps(note))
+    save_note(folder, note)
     return target
