@@ -12,11 +12,12 @@ when the user chose Save.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from guiapp.ui.jobs.cli_job import STOP_GRACE_MS
 
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
     from guiapp.ui.jobs.cli_job import CliJob
     from guiapp.ui.jobs.jobs_panel import JobsPanel
     from guiapp.ui.pages import Page
+
+    _WindowBase = QMainWindow  # what mypy checks the mixin against: the window it is mixed into
+else:
+    _WindowBase = object
 
 QUIT_WAIT_MS = STOP_GRACE_MS + 5_000  # after this the window quits whatever is left
 KINDS = {
@@ -40,7 +45,7 @@ STOP_AND_QUIT = "Stop them and quit"
 LEAVE_AND_QUIT = "Leave training running and quit"
 
 
-class CloseGuard:
+class CloseGuard(_WindowBase):
     """Mixed into :class:`~guiapp.ui.main_window.MainWindow`: the questions before closing.
 
     Uses the window's ``project``, ``pages``, ``jobs_panel``, ``save``, ``_save_to``,
@@ -55,6 +60,10 @@ class CloseGuard:
     _quitting: bool = False
     _save_answer: str = ""
     quit_dialog: QMessageBox | None = None
+    save: Callable[[], bool]
+    _save_to: Callable[[Path], bool]
+    save_window_state: Callable[[], None]
+    remember_ui_state: Callable[[], None]
 
     def maybe_save(self) -> bool:
         """Ask to save a changed project; False when the user cancels."""
@@ -62,7 +71,7 @@ class CloseGuard:
         if not self._modified:
             return True
         answer = QMessageBox.warning(
-            self,  # type: ignore[arg-type]
+            self,
             "Unsaved changes",
             f"The project “{self.project.name}” has unsaved changes. Save them?",
             QMessageBox.StandardButton.Save
@@ -72,7 +81,7 @@ class CloseGuard:
         )
         if answer == QMessageBox.StandardButton.Save:
             self._save_answer = "save"
-            return self.save()  # type: ignore[attr-defined,no-any-return]
+            return self.save()
         self._save_answer = "discard" if answer == QMessageBox.StandardButton.Discard else ""
         return answer == QMessageBox.StandardButton.Discard
 
@@ -96,7 +105,7 @@ class CloseGuard:
         """The one quit question when jobs run: "stop", "leave" (training goes on) or ""."""
         training = self._training_page()
         trains = training is not None and training.is_running()
-        box = QMessageBox(self)  # type: ignore[call-overload]
+        box = QMessageBox(self)
         box.setObjectName("quit_dialog")
         box.setStyleSheet("QLabel#qt_msgbox_informativelabel { min-width: 460px; }")
         box.setIcon(QMessageBox.Icon.Question)
@@ -131,7 +140,7 @@ class CloseGuard:
     # ------------------------------------------------------------------ closing
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._quit_ready:
-            self.save_window_state()  # type: ignore[attr-defined]
+            self.save_window_state()
             event.accept()
             return
         event.ignore()
@@ -148,7 +157,7 @@ class CloseGuard:
         resave = self._save_answer == "save" or not self._modified
         if not self.running_job_names():  # nothing runs (any more): quit now
             self._settle(resave)
-            self.save_window_state()  # type: ignore[attr-defined]
+            self.save_window_state()
             event.accept()
             return
         self._quitting = True
@@ -166,9 +175,7 @@ class CloseGuard:
         for job in jobs:
             if training is None or job is not training.job:
                 job.stop()
-        self.statusBar().showMessage(  # type: ignore[attr-defined]
-            f"Stopping {len(jobs)} job(s) before quitting…"
-        )
+        self.statusBar().showMessage(f"Stopping {len(jobs)} job(s) before quitting…")
         waited = [0]
 
         def check() -> None:
@@ -178,7 +185,7 @@ class CloseGuard:
                 timer.stop()
                 self._quit(resave)
 
-        timer = QTimer(self)  # type: ignore[call-overload]
+        timer = QTimer(self)
         timer.setInterval(100)
         timer.timeout.connect(check)
         timer.start()
@@ -189,12 +196,12 @@ class CloseGuard:
         if not resave or path is None:
             return
         before = json.dumps(self.project.ui, sort_keys=True, default=str)
-        self.remember_ui_state()  # type: ignore[attr-defined]
+        self.remember_ui_state()
         if self._modified or json.dumps(self.project.ui, sort_keys=True, default=str) != before:
-            self._save_to(path)  # type: ignore[attr-defined]
+            self._save_to(path)
 
     def _quit(self, resave: bool) -> None:
         self._settle(resave)
         self._quitting = False
         self._quit_ready = True
-        self.close()  # type: ignore[attr-defined]
+        self.close()

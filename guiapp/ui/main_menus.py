@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QUndoGroup, QUndoStack
-from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QStackedWidget
+from PySide6.QtWidgets import QApplication, QMainWindow, QMenu, QMessageBox, QStackedWidget
 
 from guiapp.ui.dialogs.about import about_html
 from guiapp.ui.dialogs.help_dialogs import show_documentation, show_shortcuts
@@ -22,10 +22,14 @@ if TYPE_CHECKING:
     from guiapp.ui.jobs.jobs_panel import JobsPanel
     from guiapp.ui.pages import Page
 
+    _WindowBase = QMainWindow  # what mypy checks the mixin against: the window it is mixed into
+else:
+    _WindowBase = object
+
 MAX_RECENT = 10
 
 
-class MainMenus:
+class MainMenus(_WindowBase):
     """Mixed into :class:`~guiapp.ui.main_window.MainWindow`: its menus and recent projects.
 
     Uses the window's ``pages``, ``jobs_panel`` and file actions (``new_project``,
@@ -35,6 +39,13 @@ class MainMenus:
     pages: list[Page]
     jobs_panel: JobsPanel
     stack: QStackedWidget
+    new_project: Callable[[], None]
+    open_dialog: Callable[[], None]
+    open_project: Callable[[str], bool]
+    save: Callable[[], bool]
+    save_as: Callable[[], bool]
+    maybe_save: Callable[[], bool]
+    set_page: Callable[[int], None]
 
     # ------------------------------------------------------------------ menus
     def _action(
@@ -122,7 +133,10 @@ class MainMenus:
         """Edit > Undo/Redo act on the shown page's edits (none on a page without)."""
         page = self.pages[index] if 0 <= index < len(self.pages) else None
         stack = getattr(page, "undo_stack", None)
-        self.undo_group.setActiveStack(stack if isinstance(stack, QUndoStack) else None)
+        # Qt takes a null stack (no active stack: Undo and Redo disabled); PySide6's stub
+        # declares the argument without None.
+        active = stack if isinstance(stack, QUndoStack) else cast(QUndoStack, None)
+        self.undo_group.setActiveStack(active)
 
     def _page_switcher(self, index: int) -> Callable[[], None]:
         return lambda: self.set_page(index)

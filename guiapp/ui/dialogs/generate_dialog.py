@@ -274,7 +274,7 @@ class GenerateDialog(QDialog):
         else:
             base = BUILTIN_DEFAULTS[text]
             self.shape.setText("x".join(map(str, base["shape"])))
-            self.dtype.setCurrentText(base["dtype"])
+            self.dtype.setCurrentText(str(base["dtype"]))
             for key, value in GENERATORS[text].items():
                 if key not in FORM_KEYS:
                     widget = self._param_widget(key, value)

@@ -329,8 +329,8 @@ class PredictDialog(QDialog):
             remember_export(target)
             self.calls.submit(("csv", target), write_csv, out, target)
 
-    def _call_done(self, key: object, result: object) -> None:
-        kind, where = key  # type: ignore[misc]
+    def _call_done(self, key: tuple[str, str], result: object) -> None:
+        kind, where = key  # as submitted: ("groups" | "rows" | "csv", a path)
         if kind == "groups":
             self.show_groups(result)  # type: ignore[arg-type]
         elif kind == "rows":

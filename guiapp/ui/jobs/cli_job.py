@@ -107,7 +107,10 @@ class CliJob(QObject):
 
     #: a run followed from its events file (``run_tail.FollowedJob``), not this GUI's child
     followed = False
-    event = Signal(dict)
+    # The signal shadows QObject.event, the virtual event handler: PySide6 calls a C++
+    # virtual's Python override only when it is a method, so QObject's own event() still
+    # runs (deleteLater, timers); the stubs see a clash of types, not a clash at run time.
+    event = Signal(dict)  # type: ignore[assignment]
     #: done, total, rows per second, ETA seconds (None when unknown)
     progress = Signal(object, object, object, object)
     #: ok (True only for "finished"), one-line message
@@ -265,8 +268,8 @@ class CliJob(QObject):
         if event["event"] == "batch" and self.command == "train":
             steps = training_progress(self.started_event, event)
             if steps is not None and self.trials > 1:  # trials take about as long each
-                done, per_trial = steps
-                steps = self.trial_index * per_trial + done, self.trials * per_trial
+                trial_done, per_trial = steps
+                steps = self.trial_index * per_trial + trial_done, self.trials * per_trial
             if steps is not None:
                 rate, batch = event.get("rows_per_s"), self.started_event.get("global_batch")
                 eta = event.get("eta_s")  # of this epoch; the run's from the step rate:
@@ -347,11 +350,12 @@ def written_dataset(job: object) -> Path | None:
     args = [str(a) for a in getattr(job, "args", [])]
     at = {"generate": 0, "import": 1}.get(command)  # (the GUI puts the paths first)
     requested = request_output(args) if at is not None else None  # --request FILE's out
-    if requested is None and (
-        at is None or len(args) <= at or any(a.startswith("-") for a in args[: at + 1])
-    ):
+    if requested is not None:
+        path = Path(requested)
+    elif at is None or len(args) <= at or any(a.startswith("-") for a in args[: at + 1]):
         return None
-    path = Path(requested if requested is not None else args[at])
+    else:
+        path = Path(args[at])
     if not path.is_absolute():
         path = Path(getattr(job, "working_dir", None) or ".") / path
     return path.absolute()

@@ -176,8 +176,8 @@ class JobsPanel(QDockWidget):
         self.table.verticalHeader().setDefaultSectionSize(30)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column, width in enumerate(self.WIDTHS, start=1):
-            self.table.setColumnWidth(column, width)
+        for col, width in enumerate(self.WIDTHS, start=1):
+            self.table.setColumnWidth(col, width)
         self.table.setToolTip("Jobs started from the pages appear here.")
         self.table.cellDoubleClicked.connect(lambda r, _c: self.show_log(self.rows[r].job))
         self.error_panel = ErrorPanel()

@@ -84,7 +84,7 @@ class EventsTail(QObject):
     gone, after its last lines were read.
     """
 
-    event = Signal(dict)
+    event = Signal(dict)  # type: ignore[assignment]  # shadows QObject.event: see CliJob.event
     ended = Signal(str)
 
     def __init__(self, path: str | Path, pid: int | None = None, parent: QObject | None = None):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
@@ -76,3 +77,12 @@ class Page(QWidget):
 
     def project_updated(self) -> None:
         """Another page changed the current project (e.g. added a dataset)."""
+
+
+if TYPE_CHECKING:
+    #: The base of a part of a page mixed into it (``class RunExport(PagePart)``): mypy
+    #: checks the part as a :class:`Page`; at run time it is a plain class, and the page
+    #: that mixes it in is the one ``QWidget``.
+    PagePart = Page
+else:
+    PagePart = object

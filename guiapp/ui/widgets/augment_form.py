@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPixmap
+from PySide6.QtGui import QPixmap, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -250,7 +250,9 @@ class _AugmentForm(QWidget):
     def _previewed(self, key: object, result: object) -> None:
         if key != self._preview_key:
             return
-        x, copies, captions = result  # type: ignore[misc]
+        # What ``work`` returned, through BackgroundCalls' ``Signal(object, object)``: a Qt
+        # signal's payload reaches the slot untyped.
+        x, copies, captions = cast(tuple[np.ndarray, list[np.ndarray], list[str]], result)
         self.preview_grid.show_samples(x, copies, captions)
         where = (
             "as the generation writes them"
@@ -480,7 +482,9 @@ class OfflineAugmentForm(_AugmentForm):
         from guiapp.core.augment.check import check_spec
         from guiapp.core.errors import UserError
 
-        model = self.add_op.model()
+        # A QComboBox's own model is a QStandardItemModel (Qt's documentation); the stub
+        # returns the abstract model it may be replaced by.
+        model = cast(QStandardItemModel, self.add_op.model())
         for i in range(self.add_op.count()):
             name = str(self.add_op.itemData(i))
             try:
@@ -490,11 +494,11 @@ class OfflineAugmentForm(_AugmentForm):
                 why = str(exc).split(": ", 2)[-1]
             except (TypeError, ValueError):
                 why = ""
-            item = model.item(i)  # type: ignore[attr-defined]
+            item = model.item(i)
             item.setEnabled(not why)
             item.setToolTip(why or _op_summary(name))
-        if not model.item(self.add_op.currentIndex()).isEnabled():  # type: ignore[attr-defined]
-            fits = [i for i in range(self.add_op.count()) if model.item(i).isEnabled()]  # type: ignore[attr-defined]
+        if not model.item(self.add_op.currentIndex()).isEnabled():
+            fits = [i for i in range(self.add_op.count()) if model.item(i).isEnabled()]
             if fits:
                 self.add_op.setCurrentIndex(fits[0])
 

@@ -21,6 +21,7 @@ from PySide6.QtGui import (
     QMouseEvent,
     QPainter,
     QPaintEvent,
+    QResizeEvent,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
@@ -180,7 +181,7 @@ class SampleGridView(QAbstractScrollArea):
             self.pending = set(missing.tolist())
             self.loader.request(missing)
 
-    def _thumbnails_ready(self, _ticket: int, items: list) -> None:
+    def _thumbnails_ready(self, _ticket: int, items: list[tuple[int, QImage, int]]) -> None:
         for row, image, label in items:
             self.cache[row] = (image, label)
             self.cache.move_to_end(row)
@@ -247,8 +248,8 @@ class SampleGridView(QAbstractScrollArea):
             return True
         return super().viewportEvent(event)
 
-    def resizeEvent(self, event: object) -> None:
-        super().resizeEvent(event)  # type: ignore[arg-type]
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
         self._update_scrollbar()
         self.schedule_request()
 
@@ -267,7 +268,7 @@ class SampleGridView(QAbstractScrollArea):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         g = self.geometry_model()
-        moves = {
+        moves: dict[int, int] = {  # by key code: QKeyEvent.key() is an int
             Qt.Key.Key_Left: -1,
             Qt.Key.Key_Right: 1,
             Qt.Key.Key_Up: -g.columns,

@@ -22,7 +22,7 @@ class SampleSelection:
         self.total = int(total)
         self.title = title
         self._indices = None if indices is None else np.asarray(indices, dtype=np.int64)
-        self._size = self.total if indices is None else len(self._indices)
+        self._size = self.total if self._indices is None else len(self._indices)
 
     @property
     def is_all(self) -> bool:

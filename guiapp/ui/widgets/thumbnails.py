@@ -53,7 +53,8 @@ def as_plane(sample: np.ndarray) -> np.ndarray:
     if a.ndim == 1:
         return a.reshape(1, -1)
     if a.ndim > 2:
-        return a.reshape(a.shape[0], a.shape[1], -1).mean(axis=-1)
+        channels: np.ndarray = a.reshape(a.shape[0], a.shape[1], -1).mean(axis=-1)
+        return channels
     return a
 
 

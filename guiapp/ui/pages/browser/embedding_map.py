@@ -70,7 +70,7 @@ def raster(
         return out
     k = len(palette)
     size = width * height
-    counts = np.zeros(size * k + 1, np.int64)
+    counts: np.ndarray = np.zeros(size * k + 1, np.int64)  # flat, then (bins, colours)
     sx, sy = np.float32(width / (x1 - x0)), np.float32(height / (y1 - y0))
     for a in range(0, len(xy), CHUNK):  # short numpy calls: the GUI thread gets the GIL between
         fx = xy[a : a + CHUNK, 0] - np.float32(x0)
@@ -207,10 +207,12 @@ class EmbeddingMap(QWidget):
         else:
             self.calls.submit(("bin", generation, rect), bin_view, data, by, rect, w, h)
 
-    def _show_binned(self, generation: int, rgba: object, rect: object) -> None:
+    def _show_binned(
+        self, generation: int, rgba: object, rect: tuple[float, float, float, float]
+    ) -> None:
         if generation != self._generation or not isinstance(rgba, np.ndarray):
             return  # a newer range is being binned
-        x0, y0, x1, y1 = rect  # type: ignore[misc]
+        x0, y0, x1, y1 = rect
         self.image.setImage(rgba, autoLevels=False, levels=(0, 255))
         self.image.setRect(QRectF(x0, y0, x1 - x0, y1 - y0))
         self.redraws += 1

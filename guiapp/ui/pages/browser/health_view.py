@@ -51,8 +51,8 @@ class HealthView(QWidget):
         self.report: dict[str, Any] | None = None
         self.keys: dict[tuple[int, int], tuple[Any, ...]] = {}
         self.calls = BackgroundCalls(threads=1, parent=self, done=self._done)
-        self.calls.failed.connect(lambda key, message: self.info.setText(message))
         self.info = QLabel("")
+        self.calls.failed.connect(lambda key, message: self.info.setText(message))
         self.info.setWordWrap(True)
         self.table = QTableWidget()
         self.table.cellClicked.connect(self._cell_clicked)

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGroupBox, QPushButton, QTableWidget, QTableWidgetItem
 
 from guiapp.core import model as specs
-from guiapp.ui.pages.base import SP
+from guiapp.ui.pages.base import SP, PagePart
 from guiapp.ui.pages.model.layer_editor import LayerEditor, summary_text
 from guiapp.ui.widgets.tables import select_table_rows
 
 
-class LayerListEditing:
+class LayerListEditing(PagePart):
     """Mixed into :class:`~guiapp.ui.pages.model.model_page.ModelPage`.
 
     Uses the page's ``spec``, its layer table ``layers``, the ``editor`` in ``editor_box``,
@@ -27,6 +27,22 @@ class LayerListEditing:
     up_button: QPushButton
     down_button: QPushButton
     errors: list[dict[str, Any]]
+    index: int  # the edited entry of the project's models
+
+    if TYPE_CHECKING:  # the page's own (declared for mypy only: no run-time stand-ins)
+
+        @property
+        def spec(self) -> dict[str, Any] | None: ...
+
+        def edited(
+            self,
+            select: int | None = None,
+            rebuild: bool = True,
+            what: str = "",
+            merge: object = None,
+        ) -> None: ...
+
+        def note_position(self) -> None: ...
 
     def layer_list(self) -> list[dict[str, Any]]:
         spec = self.spec

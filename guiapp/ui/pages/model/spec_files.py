@@ -5,12 +5,13 @@ fitted to a dataset."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from guiapp.core import model as specs
+from guiapp.ui.pages.base import PagePart
 from guiapp.ui.widgets.outputs import (
     export_folder,
     output_path_problem,
@@ -52,10 +53,13 @@ def empty_spec(name: str = "model") -> dict[str, Any]:
     return spec
 
 
-class SpecFiles:
+class SpecFiles(PagePart):
     """Mixed into the Model page: uses its ``spec`` and ``add_model``."""
 
-    spec: dict[str, Any] | None
+    if TYPE_CHECKING:  # the page's own (declared for mypy only)
+
+        @property
+        def spec(self) -> dict[str, Any] | None: ...
 
     def add_model(self, spec: dict[str, Any], template: str = "") -> None: ...
 

@@ -15,6 +15,7 @@ from guiapp.core.requests import ExportRequest, gui_request_path, request_argv, 
 from guiapp.core.train.run_files import checkpoint_text, model_folder
 from guiapp.core.units import human_bytes
 from guiapp.ui.jobs.cli_job import CliJob
+from guiapp.ui.pages.base import PagePart
 from guiapp.ui.widgets.outputs import (
     export_folder,
     output_path_problem,
@@ -23,7 +24,7 @@ from guiapp.ui.widgets.outputs import (
 )
 
 
-class RunExport:
+class RunExport(PagePart):
     """Mixed into the Runs page: uses its ``current()``, ``summary`` and ``job_started``."""
 
     summary: QLabel
@@ -38,7 +39,7 @@ class RunExport:
             return None
         start = str(export_folder() / f"{Path(info['path']).name}.keras")
         target, chosen = QFileDialog.getSaveFileName(
-            self,  # type: ignore[arg-type]
+            self,
             "Export model",
             start,
             "Keras model (*.keras);;TensorFlow Lite (*.tflite);;SavedModel folder (*)",

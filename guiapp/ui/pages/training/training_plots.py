@@ -15,6 +15,7 @@ of their own, named in the legend when the run computes them.
 from __future__ import annotations
 
 import math
+from typing import TypedDict
 
 import numpy as np
 import pyqtgraph as pg
@@ -61,9 +62,17 @@ def centred_mean(y: np.ndarray, half: int = SMOOTH_HALF) -> np.ndarray:
     h = np.minimum(half, np.minimum(i, n - 1 - i))
     lo, hi = i - h, i + h + 1
     c = counts[hi] - counts[lo]
-    out = (sums[hi] - sums[lo]) / np.maximum(c, 1)
+    out: np.ndarray = (sums[hi] - sums[lo]) / np.maximum(c, 1)
     out[c == 0] = np.nan
     return out
+
+
+class RangeOptions(TypedDict, total=False):
+    """The keywords of :meth:`SteadyRange.update` a plot's range moves with."""
+
+    y_fixed: tuple[float, float] | None
+    fit: bool
+    x_planned: tuple[float, float] | None
 
 
 def planned_steps(history: RunHistory) -> int:
@@ -187,7 +196,13 @@ class TrainingPlots(QWidget):
         x, _ = self.curves[key].getData()
         return 0 if x is None else len(x)
 
-    def _move_range(self, name: str, *args: object, **kw: object) -> None:
+    def _move_range(
+        self,
+        name: str,
+        xs: tuple[np.ndarray, ...],
+        ys: tuple[np.ndarray, ...],
+        options: RangeOptions,
+    ) -> None:
         """Move plot ``name``'s range if it needs it and this refresh has not moved one yet.
 
         A moved range repaints its axes from scratch (~10-25 ms a plot on 2 cores), so at
@@ -196,7 +211,7 @@ class TrainingPlots(QWidget):
         if self._moved:
             self._pending = True
             return
-        if self.ranges[name].update(*args, **kw):  # type: ignore[arg-type]
+        if self.ranges[name].update(xs, ys, **options):
             self._moved = True
             keys = list(self.ranges)
             self._first = keys[(keys.index(name) + 1) % len(keys)]
@@ -213,8 +228,8 @@ class TrainingPlots(QWidget):
         ex = h.epoch_step.view()
         fit = h.status not in ("new", "running")  # an ended run: no room left for growth
         planned = planned_steps(h)
-        kw = {"fit": fit, "x_planned": (0.0, planned * 1.02) if planned else None}
-        moves: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {}
+        kw: RangeOptions = {"fit": fit, "x_planned": (0.0, planned * 1.02) if planned else None}
+        moves: dict[str, tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...], RangeOptions]] = {}
         for key in ("loss", "accuracy"):
             raw, smooth = h.batch[key].view(), centred_mean(h.batch[key].view())
             train, val = h.epoch[key].view(), h.epoch[f"val_{key}"].view()
@@ -222,7 +237,7 @@ class TrainingPlots(QWidget):
             self.curves[f"{key}_smooth"].setData(x, smooth, skipFiniteCheck=True)
             self.curves[f"{key}_epoch"].setData(ex, train, skipFiniteCheck=True)
             self.curves[f"val_{key}_epoch"].setData(ex, val, skipFiniteCheck=True)
-            moves[key] = (((x, ex), (raw, train, val)), kw)
+            moves[key] = ((x, ex), (raw, train, val), kw)
         extras = extra_metrics(h.metrics)
         self._set_legend(extras)
         shown: list[np.ndarray] = []
@@ -234,20 +249,19 @@ class TrainingPlots(QWidget):
             self.curves[f"val_{m}_epoch"].setData(ex if on else [], val_m, skipFiniteCheck=True)
             shown += [smooth_m, val_m] if on else []
         if shown:
-            (xs, ys), options = moves["accuracy"]
-            moves["accuracy"] = ((xs, (*ys, *shown)), options)  # type: ignore[misc]
+            xs, ys, options = moves["accuracy"]
+            moves["accuracy"] = (xs, (*ys, *shown), options)
         rate = h.batch["rows_per_s"].view()
         self.curves["rows_per_s"].setData(x, rate, skipFiniteCheck=True)
-        moves["rows_per_s"] = (((x,), (rate,)), kw)
+        moves["rows_per_s"] = ((x,), (rate,), kw)
         wait = h.batch["input_wait"].view()
         self.curves["input_wait"].setData(x, wait, skipFiniteCheck=True)
         finite = wait[np.isfinite(wait)]
         # from 0 to 0.3 (the bands), or to the highest wait rounded up to a tenth
         top = 0.3 if not len(finite) else min(1.0, math.ceil(float(finite.max()) * 11) / 10)
-        moves["input_wait"] = (((x,), ()), {**kw, "y_fixed": (0.0, max(0.3, top))})
+        moves["input_wait"] = ((x,), (), {**kw, "y_fixed": (0.0, max(0.3, top))})
         keys = list(self.ranges)
         start = keys.index(self._first)
         for name in keys[start:] + keys[:start]:
-            args, options = moves[name]
-            self._move_range(name, *args, **options)
+            self._move_range(name, *moves[name])
         self.trials.update(h)
