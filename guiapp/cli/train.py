@@ -319,8 +319,9 @@ def project_settings(project_file: str, name: str) -> dict[str, Any]:
     if entry.model:
         models = {m.name: m.spec for m in project.models}
         model = entry.model
-        if models.get(model) is not None:
-            settings["model"] = dict(models[model])
+        spec = models.get(model)
+        if spec is not None:
+            settings["model"] = dict(spec)
         else:
             settings["model"] = (
                 str(project.resolve(model)) if str(model).endswith(".json") else str(model)
