@@ -218,10 +218,7 @@ def _json_spans(
 ) -> None:  # fmt: skip
     nf = len(koff) - 1
     for r in range(len(starts)):
-        end = ends[r]
-        for f in range(nf):
-            kind[r, f] = MISSING
-            span_a[r, f] = span_b[r, f] = 0
+        end = ends[r]  # kind, span_a, span_b arrive MISSING, 0, 0 (``spans``)
         status[r] = UNSURE
         p = _ws(buf, starts[r], end)
         if p >= end or buf[p] != 123:
@@ -297,10 +294,7 @@ def _csv_spans(
     for f in range(nf):
         last = max(last, cols[f])
     for r in range(len(starts)):
-        end = ends[r]
-        for f in range(nf):
-            kind[r, f] = MISSING
-            span_a[r, f] = span_b[r, f] = 0
+        end = ends[r]  # kind, span_a, span_b arrive MISSING, 0, 0 (``spans``)
         status[r] = SURE
         p = starts[r]
         col = 0
@@ -350,7 +344,7 @@ def spans(
     ``UNSURE``); ``csv_cols`` None: JSON. Without numba (or for fewer than ``least``
     records) every record is ``UNSURE``."""
     n, nf = len(starts), len(fields)
-    kind = np.zeros((n, nf), np.int8)
+    kind = np.zeros((n, nf), np.int8)  # MISSING: the kernels set the fields they find
     a = np.zeros((n, nf), np.int64)
     b = np.zeros((n, nf), np.int64)
     status = np.full(n, UNSURE, np.int8)
