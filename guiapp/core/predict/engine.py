@@ -17,6 +17,7 @@ import numpy as np
 
 from ..events import CancelToken
 from ..pipeline import BatchPipeline
+from ..pipeline.cache import RowCache
 from ..pipeline.read_plan import ReadPlan
 from ..store import Dataset
 from .table import TableWriter
@@ -32,8 +33,11 @@ COMMIT_EVERY_S = 2.0
 PREDICT_SEGMENT_BYTES = 8 << 20
 
 
-def pipeline_for(ds: Dataset, plan: ReadPlan, dtype: Any = None) -> BatchPipeline:
-    """The reader over ``plan``'s rows in dataset order (no shuffle, no augmentation)."""
+def pipeline_for(
+    ds: Dataset, plan: ReadPlan, dtype: Any = None, cache: RowCache | None = None
+) -> BatchPipeline:
+    """The reader over ``plan``'s rows in dataset order (no shuffle, no augmentation);
+    ``cache``: a training run's rows in memory (its predictions at its end)."""
     return BatchPipeline(
         ds,
         batch_size=plan.batch_size,
@@ -47,6 +51,7 @@ def pipeline_for(ds: Dataset, plan: ReadPlan, dtype: Any = None) -> BatchPipelin
         dtype=dtype,
         row_mask=plan.row_mask,  # a split by groups selects rows, not whole blocks
         segment_bytes=PREDICT_SEGMENT_BYTES,
+        cache=cache,
     )
 
 

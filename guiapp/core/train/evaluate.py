@@ -137,7 +137,7 @@ def write_predictions(run: RunFolder, prep: Any, predict: Any, split: str) -> np
         fields=fields.spec(),
     )
     create_table(run.predictions, spec, rows)
-    pipe = pipeline_for(prep.ds, plan, dtype=prep.val.out_dtype)
+    pipe = pipeline_for(prep.ds, plan, dtype=prep.val.out_dtype, cache=prep.val.reader.cache)
     predict_into(
         TableWriter(run.predictions, fields),
         pipe,
