@@ -120,36 +120,30 @@ class Request:
         """The request a request file's JSON holds; its types and ranges checked, every
         refusal one line naming the flag (and ``source``)."""
         if not isinstance(data, dict) or not isinstance(data.get("options"), dict):
-            raise UserError(
-                f'{source}: not a request; give a JSON object like {{"command": '
-                f'"{cls.COMMAND}", "version": {REQUEST_VERSION}, "options": {{...}}}}',
-                option=REQUEST_FLAG,
-                value=source,
+            raise _refused(
+                source,
+                f'not a request; give a JSON object like {{"command": "{cls.COMMAND}", '
+                f'"version": {REQUEST_VERSION}, "options": {{...}}}}',
             )
         command = data.get("command")
         if command != cls.COMMAND:
-            raise UserError(
-                f"{source}: a request of {command!r}, not of {cls.COMMAND!r}; "
-                f"run it with guiapp {command}",
-                option=REQUEST_FLAG,
-                value=source,
+            raise _refused(
+                source,
+                f"a request of {command!r}, not of {cls.COMMAND!r}; run it with guiapp {command}",
             )
         version = data.get("version")
         if not isinstance(version, int) or isinstance(version, bool) or version > REQUEST_VERSION:
-            raise UserError(
-                f"{source}: request version {version!r} is newer than this guiapp reads "
+            raise _refused(
+                source,
+                f"request version {version!r} is newer than this guiapp reads "
                 f"({REQUEST_VERSION}); update guiapp",
-                option=REQUEST_FLAG,
-                value=source,
             )
         opts: dict[str, Any] = data["options"]
         known = {f.name: f for f in saved_fields(cls)}
         for key in opts:
             if key not in known:
-                raise UserError(
-                    f"{source}: unknown option {key!r} of {cls.COMMAND}; known: {', '.join(known)}",
-                    option=REQUEST_FLAG,
-                    value=source,
+                raise _refused(
+                    source, f"unknown option {key!r} of {cls.COMMAND}; known: {', '.join(known)}"
                 )
         values: dict[str, Any] = {}
         for name, f in known.items():
@@ -170,6 +164,11 @@ class Request:
 
     def replace(self: R, **changes: Any) -> R:
         return dataclasses.replace(self, **changes)
+
+
+def _refused(source: str, problem: str) -> UserError:
+    """A request file that cannot be read as this request: ``source: problem``."""
+    return UserError(f"{source}: {problem}", option=REQUEST_FLAG, value=source)
 
 
 def saved_fields(cls: type[Request]) -> list[dataclasses.Field[Any]]:
