@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from .command import int_list, json_option, print_result
+
 PATHS = ("guiapp", "npy", "tfrecord", "numpy", "sqlite")
 EXTRA_PATHS = ("guiapp_val",)
 #: model -> (generator, spec or template name)
@@ -433,14 +435,7 @@ def _list(text: str, allowed: list[str], option: str) -> list[str]:
     return out
 
 
-def _batches(text: str) -> list[int]:
-    try:
-        out = [int(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        out = []
-    if not out or min(out) < 1:
-        raise argparse.ArgumentTypeError(f"--batch {text!r}: give batch sizes >= 1, e.g. 512,4096")
-    return out
+_batches = int_list("--batch", "batch sizes", "512,4096")
 
 
 def cmd_bench_baselines(args: argparse.Namespace) -> int:
@@ -472,11 +467,7 @@ def cmd_bench_baselines(args: argparse.Namespace) -> int:
         with_phases=not args.no_phases,
         progress=None if args.json else lambda s: sys.stderr.write(s + "\n"),
     )
-    if args.json:
-        sys.stdout.write(json.dumps(res, indent=2) + "\n")
-        return 0
-    sys.stdout.write(table(res))
-    return 0
+    return print_result(res, args.json, table)
 
 
 def table(res: dict[str, Any]) -> str:
@@ -509,7 +500,7 @@ def table(res: dict[str, Any]) -> str:
     for ph in res.get("guiapp_phases_s", []):
         parts = ", ".join(f"{k} {v}" for k, v in ph.items() if k not in ("model", "batch", "rc"))
         lines.append(f"\nguiapp's parts (s), {ph['model']}, batch {ph['batch']}: {parts}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
 def register_bench(bench_sub: Any) -> None:
@@ -544,8 +535,7 @@ def register_bench(bench_sub: Any) -> None:
         action="store_true",
         help="skip the timing of guiapp's parts (a run per case, with and without validation)",
     )
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_bench_baselines)
+    json_option(s, cmd_bench_baselines)
 
 
 # -- where guiapp's time goes (issue 33 point 1) ---------------------------------------------

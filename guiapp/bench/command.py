@@ -2,7 +2,8 @@
 it, and its output, the result as one JSON object (``--json``) or as text for a person.
 
 A bench registers its options, then ``json_option(parser, run)``; its command ends with
-``return print_result(res, args.json, format_text)``.
+``return print_result(res, args.json, format_text)``. An option that takes a list of counts
+(``--batch 512,4096``) parses it with ``int_list``.
 """
 
 from __future__ import annotations
@@ -31,3 +32,19 @@ def print_result(
     the command's exit code, 0."""
     sys.stdout.write((json.dumps(res, indent=indent) if as_json else text(res)) + "\n")
     return 0
+
+
+def int_list(option: str, what: str, example: str) -> Callable[[str], list[int]]:
+    """An argparse ``type``: comma-separated whole numbers, each >= 1 (``2`` or ``1,2,4``);
+    anything else is refused in one line, ``OPTION 'TEXT': give WHAT >= 1, e.g. EXAMPLE``."""
+
+    def parse(text: str) -> list[int]:
+        try:
+            out = [int(t) for t in text.split(",") if t.strip()]
+        except ValueError:
+            out = []
+        if not out or min(out) < 1:
+            raise argparse.ArgumentTypeError(f"{option} {text!r}: give {what} >= 1, e.g. {example}")
+        return out
+
+    return parse

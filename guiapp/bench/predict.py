@@ -16,15 +16,14 @@ For each template (cnn2d-small on patterns2d rows, kmer-conv1d on kmer1d rows), 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from .command import json_option, print_result
 from .train import GENERATORS, _dataset
 
 
@@ -129,19 +128,19 @@ def cmd_bench_predict(args: argparse.Namespace) -> int:
 
     divert_native_stderr()
     res = run_bench(args.rows, args.batch, args.repeats)
-    if args.json:
-        sys.stdout.write(json.dumps(res, indent=2) + "\n")
-        return 0
-    for r in res["results"]:
-        sys.stdout.write(
-            f"{r['template']:<12} {r['rows']:,} rows, batch {r['batch']}: keras in memory "
-            f"{r['rows_per_s_keras_in_memory']:,} rows/s; ours {r['rows_per_s_ours_no_write']:,} "
-            f"({r['ratio_ours_no_write_vs_keras']:.2f}x), writing {r['rows_per_s_ours_write']:,} "
-            f"({r['ratio_ours_write_vs_keras']:.2f}x, writing costs {r['write_cost_fraction']:.1%}); "
-            f"same step from memory {r['rows_per_s_same_step_in_memory']:,} rows/s "
-            f"(ours {r['ratio_ours_no_write_vs_same_step_in_memory']:.2f}x of it)\n"
-        )
-    return 0
+    return print_result(res, args.json, format_text)
+
+
+def format_text(res: dict[str, Any]) -> str:
+    return "\n".join(
+        f"{r['template']:<12} {r['rows']:,} rows, batch {r['batch']}: keras in memory "
+        f"{r['rows_per_s_keras_in_memory']:,} rows/s; ours {r['rows_per_s_ours_no_write']:,} "
+        f"({r['ratio_ours_no_write_vs_keras']:.2f}x), writing {r['rows_per_s_ours_write']:,} "
+        f"({r['ratio_ours_write_vs_keras']:.2f}x, writing costs {r['write_cost_fraction']:.1%}); "
+        f"same step from memory {r['rows_per_s_same_step_in_memory']:,} rows/s "
+        f"(ours {r['ratio_ours_no_write_vs_same_step_in_memory']:.2f}x of it)"
+        for r in res["results"]
+    )
 
 
 def register_bench(bench_sub: Any) -> None:
@@ -151,5 +150,4 @@ def register_bench(bench_sub: Any) -> None:
     s.add_argument("--rows", type=int, default=50_000, help="rows of each generated dataset")
     s.add_argument("--batch", type=int, default=512)
     s.add_argument("--repeats", type=int, default=3)
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_bench_predict)
+    json_option(s, cmd_bench_predict)

@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from ..core.pipeline import BatchPipeline
 from ..core.pipeline.batches import default_reader_threads
 from ..core.store import Dataset
 from . import read_paths as rp
+from .command import int_list, json_option, print_result
 
 Pass = Callable[[], tuple[int, int]]
 
@@ -127,16 +127,7 @@ def mixing_score(p: BatchPipeline, max_batches: int = 200) -> float:
     return float(1.0 - np.mean(tv))
 
 
-def parse_threads(text: str) -> list[int]:
-    try:
-        out = [int(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        out = []
-    if not out or min(out) < 1:
-        raise argparse.ArgumentTypeError(
-            f"--threads {text!r}: give thread counts >= 1, e.g. 2 or 1,2,4"
-        )
-    return out
+parse_threads = int_list("--threads", "thread counts", "2 or 1,2,4")
 
 
 def _pipeline_passes(
@@ -295,9 +286,10 @@ def cmd_bench_read(args: argparse.Namespace) -> int:
     res = run_bench(
         args.path, args.rows, args.batch, args.repeats, args.naive_rows, args.threads, args.cold
     )
-    if args.json:
-        sys.stdout.write(json.dumps(res, indent=2) + "\n")
-        return 0
+    return print_result(res, args.json, format_text)
+
+
+def format_text(res: dict[str, Any]) -> str:
     r, m = res["rows_per_s"], res["mb_per_s"]
     lines = [
         f"bench read {res['path']}: {res['rows_per_pass']:,} rows/pass, batch {res['batch_size']}, "
@@ -318,8 +310,7 @@ def cmd_bench_read(args: argparse.Namespace) -> int:
         + ", ".join(f"{k} {v}" for k, v in res["peak_rss_by_phase_mb"].items())
         + ")"
     )
-    sys.stdout.write("\n".join(lines) + "\n")
-    return 0
+    return "\n".join(lines)
 
 
 def register_bench(bench_sub: Any) -> None:
@@ -354,5 +345,4 @@ def register_bench(bench_sub: Any) -> None:
         action="store_true",
         help="drop every file any path reads from the page cache before every pass",
     )
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_bench_read)
+    json_option(s, cmd_bench_read)

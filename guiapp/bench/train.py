@@ -17,7 +17,6 @@ for each N of ``--loop-steps-per-call``; steps/s of each and their ratio (target
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -26,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from .command import int_list, json_option, print_result
 
 GENERATORS = {"cnn2d-small": "patterns2d", "kmer-conv1d": "kmer1d"}
 READ_EVERY = 20  # the runner's default --log-every: one read of the device's sums
@@ -247,28 +248,33 @@ def cmd_bench_train(args: argparse.Namespace) -> int:
     from ..core.logs import divert_native_stderr
 
     divert_native_stderr()
-    loop_per_call = [int(v) for v in str(args.loop_steps_per_call).split(",") if v.strip()]
     res = run_bench(
-        args.rows, args.steps, args.batch, args.repeats, args.steps_per_call, loop_per_call
+        args.rows,
+        args.steps,
+        args.batch,
+        args.repeats,
+        args.steps_per_call,
+        args.loop_steps_per_call,
     )
-    if args.json:
-        sys.stdout.write(json.dumps(res, indent=2) + "\n")
-        return 0
-    for r in res["results"]:
-        sys.stdout.write(
-            f"{r['template']:<12} batch {r['batch']}, {r['steps']} steps: disk {r['disk_s']:.2f} s, "
-            f"memory {r['memory_s']:.2f} s, ratio {r['ratio_disk_vs_memory']:.3f}; "
-            f"{r['rows_per_s_disk']:,} rows/s from disk, input wait {r['input_wait_fraction']:.1%}, "
-            f"input supplied {r['supply_rows_per_s']:,} rows/s, model consumed "
-            f"{r['consume_rows_per_s']:,} rows/s, pipeline alone {r['pipeline_alone_rows_per_s']:,} rows/s\n"
-        )
-    for r in res["loop"]:
-        sys.stdout.write(
-            f"loop, tiny model, {r['steps_per_call']} steps per call: ours {r['steps_per_s_ours']:,} "
-            f"steps/s ({r['steps_per_s_ours_no_wait_clock']:,} without the wait clock), Keras fit "
-            f"{r['steps_per_s_keras_fit']:,} steps/s, ratio {r['ratio_ours_vs_keras']:.2f}x\n"
-        )
-    return 0
+    return print_result(res, args.json, format_text)
+
+
+def format_text(res: dict[str, Any]) -> str:
+    lines = [
+        f"{r['template']:<12} batch {r['batch']}, {r['steps']} steps: disk {r['disk_s']:.2f} s, "
+        f"memory {r['memory_s']:.2f} s, ratio {r['ratio_disk_vs_memory']:.3f}; "
+        f"{r['rows_per_s_disk']:,} rows/s from disk, input wait {r['input_wait_fraction']:.1%}, "
+        f"input supplied {r['supply_rows_per_s']:,} rows/s, model consumed "
+        f"{r['consume_rows_per_s']:,} rows/s, pipeline alone {r['pipeline_alone_rows_per_s']:,} rows/s"
+        for r in res["results"]
+    ]
+    lines += [
+        f"loop, tiny model, {r['steps_per_call']} steps per call: ours {r['steps_per_s_ours']:,} "
+        f"steps/s ({r['steps_per_s_ours_no_wait_clock']:,} without the wait clock), Keras fit "
+        f"{r['steps_per_s_keras_fit']:,} steps/s, ratio {r['ratio_ours_vs_keras']:.2f}x"
+        for r in res["loop"]
+    ]
+    return "\n".join(lines)
 
 
 def register_bench(bench_sub: Any) -> None:
@@ -283,8 +289,8 @@ def register_bench(bench_sub: Any) -> None:
     s.add_argument("--steps-per-call", type=int, default=1, help="for the disk/memory runs")
     s.add_argument(
         "--loop-steps-per-call",
+        type=int_list("--loop-steps-per-call", "steps per call", "1,8,32"),
         default="1,8,32",
         help="N of the loop-vs-Keras runs (steps_per_execution), comma-separated",
     )
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_bench_train)
+    json_option(s, cmd_bench_train)
