@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import QSettings, QSize, Qt
 from PySide6.QtGui import QShowEvent
@@ -32,6 +32,9 @@ from guiapp.ui.jobs.jobs_panel import JobsPanel
 from guiapp.ui.main_menus import MainMenus
 from guiapp.ui.pages import PAGE_TYPES, BrowserPage, DatasetsPage, Page, RunsPage
 from guiapp.ui.widgets.form_state import form_values, set_form_values
+
+if TYPE_CHECKING:
+    from guiapp.core.predict import PredictionFilter
 
 P = TypeVar("P", bound=Page)
 UNTITLED = "Untitled"
@@ -157,7 +160,12 @@ class MainWindow(MainMenus, CloseGuard, QMainWindow):
         self.set_page(runs)
 
     def show_samples(
-        self, rows: object, title: str, dataset: str, predictions: str = "", flt: object = None
+        self,
+        rows: object,
+        title: str,
+        dataset: str,
+        predictions: str = "",
+        flt: PredictionFilter | None = None,
     ) -> None:
         """Open dataset rows (e.g. one confusion cell's samples) in the Browser page, with
         the predictions file whose rows they are on their thumbnails; ``flt``: the

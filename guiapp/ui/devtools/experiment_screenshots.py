@@ -64,8 +64,8 @@ def retake(app: QApplication, work: Path, out: Path) -> int:
     page = window.page_of(ExperimentsPage)
     drive = Driver(app, time.monotonic() + 120)
     for i, name in enumerate(EXPERIMENTS):
-        page.chooser.setCurrentIndex(i)  # type: ignore[attr-defined]
-        drive.wait(lambda: page.history.status == "finished", name, settle_s=0.8)  # type: ignore[attr-defined]
+        page.chooser.setCurrentIndex(i)
+        drive.wait(lambda: page.history.status == "finished", name, settle_s=0.8)
         window.grab().save(str(out / f"{name}.png"))
     return 0
 

@@ -96,7 +96,9 @@ def shoot_import(out: Path, work: Path, drive: Driver) -> None:
     dialog.preview_rows.setValue(40)
     dialog.show()
     dialog.resize(1000, 560)
-    dialog.preview_table.scrollToItem(dialog.preview_table.item(24, 0))
+    row = dialog.preview_table.item(24, 0)
+    if row is not None:
+        dialog.preview_table.scrollToItem(row)
     grab(dialog, out / "import-preview.png", drive)
     dialog.close()
 
@@ -111,7 +113,7 @@ def shoot_runs(out: Path, work: Path, drive: Driver, names: list[str]) -> None:
         w = window(project)
         w.set_page(RunsPage)
         runs = w.page_of(RunsPage)
-        drive.wait(lambda: runs.groups_pane.isVisible(), "per group", settle_s=1.0)  # type: ignore[attr-defined]
+        drive.wait(lambda: runs.groups_pane.isVisible(), "per group", settle_s=1.0)
         grab(w, out / "runs-groups.png", drive)
         w.close()
     if "predictions-misclassified" in names:
@@ -122,7 +124,7 @@ def shoot_runs(out: Path, work: Path, drive: Driver, names: list[str]) -> None:
         project.runs.append(RunEntry(str(run), name="cells", dataset="cells", model="dense"))
         w = window(project, (1280, 800))
         w.set_page(RunsPage)
-        runs: Any = w.page_of(RunsPage)
+        runs = w.page_of(RunsPage)
         drive.wait(lambda: len(runs.confusion.names) == 5, "the run", settle_s=1.0)
         off = runs.confusion.matrix.copy()
         np.fill_diagonal(off, -1)

@@ -21,8 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
+from guiapp.core.requests import (
+    GenerateRequest,
+    ImportRequest,
+    Request,
+    gui_request_path,
+    request_argv,
+    save_request,
+)
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.main_window import MainWindow
 from guiapp.ui.pages import BrowserPage, DatasetsPage, ModelPage, RunsPage, TrainingPage
@@ -55,6 +63,13 @@ class Driver:
             time.sleep(0.02)
 
 
+def request_job(name: str, req: Request, out: Path, resumable: bool = False) -> CliJob:
+    """The job that runs ``req`` as the Import and Generate dialogs start one: the request
+    saved beside its output ``out``, the job running ``--request FILE``."""
+    path = save_request(gui_request_path(out), req)
+    return CliJob(name, req.COMMAND, request_argv(path, req), resumable=resumable)
+
+
 def shoot_failure_and_quit(
     window: MainWindow, drive: Driver, work: Path, shoot: Callable[..., None]
 ) -> None:
@@ -63,15 +78,17 @@ def shoot_failure_and_quit(
     window.resizeDocks([window.jobs_panel], [300], Qt.Orientation.Vertical)
     csv = work / "bad.csv"
     csv.write_text(BAD_CSV)
-    bad = CliJob("import bad", "import", [str(csv), str(work / "bad.h5"), "--format", "csv"])
-    window.page_of(DatasetsPage).start_dataset_job(bad, work / "bad.h5")  # type: ignore[attr-defined]
+    bad_out = work / "bad.h5"
+    bad_req = ImportRequest(src=str(csv), out=str(bad_out), format="csv")
+    bad = request_job("import bad", bad_req, bad_out)
+    window.page_of(DatasetsPage).start_dataset_job(bad, bad_out)
     drive.wait(lambda: window.jobs_panel.error_panel.isVisible(), "the error panel")
     shoot("error-panel")
 
     big = work / "big.h5"
-    args = [str(big), "--n", "3000000", "--shape", "8x8", "--shard-rows", "100000"]
-    job = CliJob("generate big", "generate", args, resumable=True)
-    window.page_of(DatasetsPage).start_dataset_job(job, big)  # type: ignore[attr-defined]
+    big_req = GenerateRequest(out=str(big), n=3_000_000, shape="8x8", shard_rows=100_000)
+    job = request_job("generate big", big_req, big, resumable=True)
+    window.page_of(DatasetsPage).start_dataset_job(job, big)
     drive.wait(lambda: job.last_event.get("event") == "progress", "the generation")
     shots: list[bool] = []
 
@@ -97,11 +114,11 @@ def shoot_failed_training(window: MainWindow, drive: Driver, shoot: Callable[...
     """The Training page after a run failed (asked for a GPU no machine has): the error panel."""
     window.set_page(TrainingPage)
     training = window.page_of(TrainingPage)
-    training.form.devices.setCurrentText("gpu:97")  # type: ignore[attr-defined]
-    if training.start() is None:  # type: ignore[attr-defined]
+    training.form.devices.setCurrentText("gpu:97")
+    if training.start() is None:
         raise RuntimeError("the failing training run did not start")
-    drive.wait(lambda: training.error_panel.isVisible(), "the failed run's error panel")  # type: ignore[attr-defined]
-    training.form.devices.setCurrentText("auto")  # type: ignore[attr-defined]
+    drive.wait(lambda: training.error_panel.isVisible(), "the failed run's error panel")
+    training.form.devices.setCurrentText("auto")
     shoot("training-failed")
 
 
@@ -138,10 +155,10 @@ def take_screenshots(app: QApplication, out: Path) -> int:
     window.resizeDocks([window.jobs_panel], [150], Qt.Orientation.Vertical)
     written: list[Path] = []
 
-    def shoot(name: str, widget: object = None) -> None:
+    def shoot(name: str, widget: QWidget | None = None) -> None:
         drive.wait(lambda: True, name, settle_s=0.6)
         path = out / f"{name}.png"
-        if not (widget or window).grab().save(str(path)):  # type: ignore[attr-defined]
+        if not (widget or window).grab().save(str(path)):
             raise OSError(f"could not write {path}")
         written.append(path)
 
@@ -157,31 +174,31 @@ def take_screenshots(app: QApplication, out: Path) -> int:
         window.resizeDocks([window.jobs_panel], [110], Qt.Orientation.Vertical)
         datasets = window.page_of(DatasetsPage)
         data = window.project.datasets[0].path
-        drive.wait(lambda: str(data) in datasets.info, "the dataset's header")  # type: ignore[attr-defined]
+        drive.wait(lambda: str(data) in datasets.info, "the dataset's header")
         shoot("datasets")
         shoot_generate_dialog(datasets, drive, shoot)
 
         window.set_page(BrowserPage)
         browser = window.page_of(BrowserPage)
-        drive.wait(lambda: browser.meta is not None, "the browser")  # type: ignore[attr-defined]
+        drive.wait(lambda: browser.meta is not None, "the browser")
         shoot("browser")
 
         window.set_page(ModelPage)
         model = window.page_of(ModelPage)
-        drive.wait(lambda: model.settings.data_info is not None, "the model page's dataset")  # type: ignore[attr-defined]
+        drive.wait(lambda: model.settings.data_info is not None, "the model page's dataset")
         if not window.project.models:  # the demo adds the model it trains
-            model.new_model("cnn2d-small")  # type: ignore[attr-defined]
-        drive.wait(lambda: model.summary.rowCount() > 0, "the model summary")  # type: ignore[attr-defined]
+            model.new_model("cnn2d-small")
+        drive.wait(lambda: model.summary.rowCount() > 0, "the model summary")
         shoot("model")
 
         window.set_page(TrainingPage)
         training = window.page_of(TrainingPage)
-        drive.wait(lambda: training.plots.points("loss_smooth") > 0, "plot points")  # type: ignore[attr-defined]
+        drive.wait(lambda: training.plots.points("loss_smooth") > 0, "plot points")
         shoot("training")
 
         window.set_page(RunsPage)
         runs = window.page_of(RunsPage)
-        drive.wait(lambda: len(runs.confusion.names) > 0, "the confusion matrix")  # type: ignore[attr-defined]
+        drive.wait(lambda: len(runs.confusion.names) > 0, "the confusion matrix")
         shoot("runs")
         shoot_failed_training(window, drive, shoot)
         shoot_failure_and_quit(window, drive, work, shoot)

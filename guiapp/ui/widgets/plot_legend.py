@@ -4,11 +4,12 @@ plot instead of a box inside the view."""
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 LINE, DOT, SQUARE = "━", "●", "■"
 
 
-def legend_html(entries: list[tuple[str, tuple[int, ...], str]]) -> str:
+def legend_html(entries: Sequence[tuple[str, tuple[int, ...], str]]) -> str:
     """``[(name, rgb(a), mark)]`` as one line of coloured marks and names."""
     parts = []
     for name, color, mark in entries:

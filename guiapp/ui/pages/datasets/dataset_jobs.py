@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QMessageBox
 
 from guiapp.core.events import Failure
 from guiapp.core.project import DatasetRef, Project, RecipeEntry
 from guiapp.core.requests import rerun_argv, without_switches
 from guiapp.ui.jobs.cli_job import CliJob
+from guiapp.ui.pages.base import PagePart
 
 
 def _mtime(path: Path) -> float | None:
@@ -35,7 +35,9 @@ def saved_checks(project: Project) -> dict[str, str]:
     """The kept check results of the project's datasets whose index is unchanged."""
     saved = project.ui.get("checks")
     out: dict[str, str] = {}
-    for ref in project.datasets if isinstance(saved, dict) else []:
+    if not isinstance(saved, dict):
+        return out
+    for ref in project.datasets:
         entry = saved.get(project.relativize(ref.path))
         if isinstance(entry, dict) and entry.get("mtime") == _mtime(ref.path):
             out[str(ref.path)] = str(entry.get("status", ""))
@@ -45,17 +47,21 @@ def saved_checks(project: Project) -> dict[str, str]:
 DATASET_JOB = "dataset_job"  #: the recipe kind of a dataset's job
 
 
-class DatasetJobs:
+class DatasetJobs(PagePart):
     """Mixed into :class:`~.datasets_page.DatasetsPage`; uses its project, tables and signals."""
 
-    project: Project
     info: dict[str, dict[str, Any]]
     checks: dict[str, str]
     #: the last failure of each command's dataset job ("import", "generate"), until the
     #: next one starts: the dialog opened next marks the control of its option
     failures: dict[str, Failure]
-    job_started: Signal
-    project_changed: Signal
+
+    if TYPE_CHECKING:  # the page's own (declared for mypy only: no run-time stand-ins)
+
+        def add_dataset(self, path: Path, name: str | None = None) -> None: ...
+        def forget(self, path: Path) -> None: ...
+        def selected_ref(self) -> DatasetRef | None: ...
+        def _fill_table(self) -> None: ...
 
     def start_dataset_job(self, job: CliJob, out: Path) -> None:
         """Run a job that writes ``out``; when it ends with anything written (finished,

@@ -302,7 +302,12 @@ class DatasetsPage(DatasetJobs, Page):
 
     def _keep_import_values(self, job: CliJob, dialog: ImportDialog) -> None:
         self.import_values = dialog.values()
-        job.finished.connect(lambda ok, _msg: ok and self.import_values.clear())
+
+        def forget_values(ok: bool, _message: str) -> None:
+            if ok:
+                self.import_values.clear()
+
+        job.finished.connect(forget_values)
 
     def _keep_generate_values(self, job: CliJob, dialog: GenerateDialog) -> None:
         self.generate_values = dialog.values()

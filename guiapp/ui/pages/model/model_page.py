@@ -73,14 +73,14 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
         self.import_button = QPushButton("Import…")
         self.export_button = QPushButton("Export…")
         top = QHBoxLayout()  # two groups that wrap under each other in a narrow window
-        for label, w in (("Model", self.model_combo), ("Name", self.name_edit)):
+        for label, field in (("Model", self.model_combo), ("Name", self.name_edit)):
             top.addWidget(QLabel(label))
-            top.addWidget(w)
+            top.addWidget(field)
         top.addWidget(self.delete_button)
         top.addSpacing(16)
         top.addWidget(QLabel("Template"))
-        for w in (self.template_combo, self.new_button, self.import_button, self.export_button):
-            top.addWidget(w)
+        for tool in (self.template_combo, self.new_button, self.import_button, self.export_button):
+            top.addWidget(tool)
         top.addStretch(1)
 
         self.layers = table(("#", "Layer", "Parameters"))
@@ -100,8 +100,8 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
         self.up_button = QPushButton("Up")
         self.down_button = QPushButton("Down")
         layer_buttons = QHBoxLayout()
-        for w in (self.type_combo, self.add_button, self.remove_button, self.up_button):
-            layer_buttons.addWidget(w)
+        for tool in (self.type_combo, self.add_button, self.remove_button, self.up_button):
+            layer_buttons.addWidget(tool)
         layer_buttons.addWidget(self.down_button)
         self.editor = LayerEditor()
         scroll = QScrollArea()
@@ -123,8 +123,8 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
         right = QWidget()
         rcol = QVBoxLayout(right)
         rcol.setContentsMargins(0, 0, 0, 0)
-        for w, stretch in ((self.settings, 0), (self.problems, 0), (self.summary, 1)):
-            rcol.addWidget(w, stretch)
+        for part, stretch in ((self.settings, 0), (self.problems, 0), (self.summary, 1)):
+            rcol.addWidget(part, stretch)
         rcol.addWidget(self.totals)
         split = splitter(Qt.Orientation.Horizontal, left, right, sizes=(480, 440))
         self.body.addLayout(top)

@@ -11,14 +11,16 @@ one step. The window's Edit menu binds its Undo/Redo to the page's ``undo_stack`
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QUndoStack
 
 from guiapp.core.project import ModelEntry
+from guiapp.ui.pages.base import PagePart
 from guiapp.ui.widgets.undo import StateEdit
 
 
-class UndoableEdits:
+class UndoableEdits(PagePart):
     """Mixed into the Model page: ``record(text)`` after each change pushes its command.
 
     Uses the page's ``_project``, ``index``, ``selected_layer()`` and ``_fill_models()``.
@@ -27,15 +29,22 @@ class UndoableEdits:
     undo_stack: QUndoStack
     _restoring: bool
     _state: tuple[list[ModelEntry], int, int]
+    index: int  # the edited entry of the project's models
+
+    if TYPE_CHECKING:  # the page's own (declared for mypy only: no run-time stand-ins)
+
+        def selected_layer(self) -> int: ...
+        def _fill_models(self) -> None: ...
+        def _fill_layers(self, select: int | None = None) -> None: ...
 
     def _init_undo(self) -> None:
-        self.undo_stack = QUndoStack(self)  # type: ignore[arg-type]
+        self.undo_stack = QUndoStack(self)
         self._restoring = False
         self._state = ([], -1, -1)
 
     def _current_state(self) -> tuple[list[ModelEntry], int, int]:
-        models = self._project.models if self._project is not None else []  # type: ignore[attr-defined]
-        return copy.deepcopy(models), self.index, self.selected_layer()  # type: ignore[attr-defined]
+        models = self._project.models if self._project is not None else []
+        return copy.deepcopy(models), self.index, self.selected_layer()
 
     def reset_undo(self) -> None:
         """A new project: nothing to undo, and this is the state edits start from."""
@@ -45,7 +54,7 @@ class UndoableEdits:
     def note_position(self) -> None:
         """The user moved to another model or layer: undo comes back to where edits were."""
         if not self._restoring:
-            self._state = (self._state[0], self.index, self.selected_layer())  # type: ignore[attr-defined]
+            self._state = (self._state[0], self.index, self.selected_layer())
 
     def record(self, text: str, merge_key: object = None) -> None:
         """The models changed: push "before → now" as one undoable step."""
@@ -63,17 +72,17 @@ class UndoableEdits:
 
     def restore_models(self, models: list[ModelEntry], index: int, layer: int) -> None:
         """Put the project's models back as an undo/redo step left them."""
-        project = self._project  # type: ignore[attr-defined]
+        project = self._project
         if project is None:
             return
         self._restoring = True
         try:
             project.models[:] = models
-            self.index = index if index < len(models) else len(models) - 1  # type: ignore[attr-defined]
-            self._fill_models()  # type: ignore[attr-defined]
+            self.index = index if index < len(models) else len(models) - 1
+            self._fill_models()
             if layer >= 0:
-                self._fill_layers(layer)  # type: ignore[attr-defined]
-            self.project_changed.emit()  # type: ignore[attr-defined]
+                self._fill_layers(layer)
+            self.project_changed.emit()
         finally:
             self._restoring = False
         self._state = self._current_state()

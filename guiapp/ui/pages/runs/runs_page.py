@@ -8,8 +8,9 @@ read from the run's ``predictions.h5`` (``show_samples``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -341,8 +342,11 @@ class RunsPage(RunsList, RunExport, Page):
         self.samples.submit(key, class_rows, data, info["config"], true_class)
 
     def _rows_found(self, key: object, rows: object) -> None:
-        title, data, predictions, flt = key  # type: ignore[misc]
-        self.summary.setText(f"{len(rows):,} rows ({title}) shown in the Browser.")  # type: ignore[arg-type]
+        # The key submitted with the search and its rows, through BackgroundCalls'
+        # Signal(object, object): a Qt signal's payload reaches the slot untyped.
+        title, data, predictions, flt = cast(tuple[str, str, str, PredictionFilter], key)
+        found = cast(np.ndarray, rows)
+        self.summary.setText(f"{len(found):,} rows ({title}) shown in the Browser.")
         self.show_samples.emit(rows, title, data, predictions, flt)
 
     def open_folder(self) -> None:

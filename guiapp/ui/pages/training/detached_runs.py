@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QLabel
 
@@ -30,6 +30,7 @@ from guiapp.core.train.run_lock import run_holder
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.jobs.run_tail import EventsTail, FollowedJob, process_alive, start_detached
+from guiapp.ui.pages.base import PagePart
 from guiapp.ui.pages.training.attempts import AttemptMarks, Loss, lost_steps, read_attempts
 
 RECENT_S = 120  # an unfinished events.jsonl touched this recently belongs to a live run
@@ -40,7 +41,7 @@ def resume_command(run_dir: Path) -> list[str]:
     return ["--spec", str(resume_spec_path(run_dir)), "--resume"]
 
 
-class DetachedRuns:
+class DetachedRuns(PagePart):
     """Mixed into :class:`~guiapp.ui.pages.training.training_page.TrainingPage`.
 
     Uses the page's ``job``, ``tail``, ``run``, ``history``, ``loader``, ``run_label``,
@@ -58,6 +59,15 @@ class DetachedRuns:
     _after_stop: list[Any]
     plots: Any
     _attempt_marks: AttemptMarks | None = None
+
+    if TYPE_CHECKING:  # the page's own (declared for mypy only: no run-time stand-ins)
+
+        def _set_history(self, history: RunHistory) -> None: ...
+        def _ended(self, status: str, message: str = "") -> None: ...
+        def _clear_outcome(self) -> None: ...
+        def _update_buttons(self) -> None: ...
+        def notify(self, text: str, failed: bool = False) -> None: ...
+
     _marks_of: RunHistory | None = None
     _loss: Loss | None = None
 

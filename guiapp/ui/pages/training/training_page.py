@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QTextCursor
@@ -195,7 +195,9 @@ class TrainingPage(DetachedRuns, Page):
     def _split_shown(self, key: object, result: object) -> None:
         if key != self._split_key:  # settings changed since: a newer preview is coming
             return
-        lines, warn = result  # type: ignore[misc]
+        # split_preview's (lines, warn), through BackgroundCalls' Signal(object, object):
+        # a Qt signal's payload reaches the slot untyped.
+        lines, warn = cast(tuple[list[str], bool], result)
         self.form.show_split(list(lines), bool(warn))
 
     # ------------------------------------------------------------------ project
