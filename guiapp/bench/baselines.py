@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .command import int_list, json_option, print_result
+from .specs import classifier
 
 PATHS = ("guiapp", "npy", "tfrecord", "numpy", "sqlite")
 EXTRA_PATHS = ("guiapp_val",)
@@ -66,16 +67,7 @@ def light_spec(sample_shape: tuple[int, ...], classes: int) -> dict[str, Any]:
     shape = [*sample_shape, 1] if len(sample_shape) == 2 else list(sample_shape)
     layers: list[dict[str, Any]] = [{"type": "Flatten"}] if len(shape) > 1 else []
     layers.append({"type": "Dense", "units": classes, "activation": "softmax"})
-    return {
-        "name": "light",
-        "input": {"shape": shape, "dtype": "float32"},
-        "layers": layers,
-        "loss": "sparse_categorical_crossentropy",
-        "optimizer": {"type": "adam", "learning_rate": 0.001, "schedule": None},
-        "metrics": ["accuracy"],
-        "mixed_precision": False,
-        "seed": 0,
-    }
+    return classifier("light", shape, layers)
 
 
 # -- the rows, once, in every form ----------------------------------------------------------

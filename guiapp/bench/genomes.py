@@ -41,23 +41,21 @@ from typing import Any
 import numpy as np
 
 from .command import json_option, print_result
+from .specs import classifier
 
-MODEL = {
-    "name": "kmer-bench",
-    "input": {"shape": [126], "dtype": "uint16"},
-    "layers": [
+MODEL = classifier(
+    "kmer-bench",
+    [126],
+    [
         {"type": "Embedding", "input_dim": 65521, "output_dim": 32},
         {"type": "Conv1D", "filters": 64, "kernel_size": 3, "activation": "relu"},
         {"type": "GlobalMaxPooling1D"},
         {"type": "Dense", "units": 64, "activation": "relu"},
         {"type": "Dense", "units": 5, "activation": "softmax"},
     ],
-    "loss": "sparse_categorical_crossentropy",
-    "optimizer": {"type": "adam", "learning_rate": 0.005, "schedule": None},
-    "metrics": ["accuracy"],
-    "mixed_precision": False,
-    "seed": 0,
-}
+    dtype="uint16",
+    learning_rate=0.005,
+)
 NOT_INSTALLED = (
     "kraken2 is not installed (kraken2 and kraken2-build not on PATH): "
     "only guiapp's side is measured. Install it (Debian/Ubuntu: apt-get install kraken2)"

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .command import int_list, json_option, print_result
+from .specs import classifier
 
 GENERATORS = {"cnn2d-small": "patterns2d", "kmer-conv1d": "kmer1d"}
 READ_EVERY = 20  # the runner's default --log-every: one read of the device's sums
@@ -169,16 +170,11 @@ def bench_template(
 
 
 #: A model with next to no compute: what is left is the loop's own cost per step.
-TINY = {
-    "name": "tiny",
-    "input": {"shape": [25, 25, 1], "dtype": "float32"},
-    "layers": [{"type": "Flatten"}, {"type": "Dense", "units": 5, "activation": "softmax"}],
-    "loss": "sparse_categorical_crossentropy",
-    "optimizer": {"type": "adam", "learning_rate": 0.001, "schedule": None},
-    "metrics": ["accuracy"],
-    "mixed_precision": False,
-    "seed": 0,
-}
+TINY = classifier(
+    "tiny",
+    [25, 25, 1],
+    [{"type": "Flatten"}, {"type": "Dense", "units": 5, "activation": "softmax"}],
+)
 
 
 def bench_loop_vs_keras(
