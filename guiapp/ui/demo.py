@@ -14,14 +14,19 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
 from guiapp.core.errors import UserError
 from guiapp.core.project import Project, ProjectError
+from guiapp.core.requests import GenerateRequest, gui_request_path, request_argv, save_request
 from guiapp.core.store.dataset import read_info
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.pages import DatasetsPage, ModelPage, TrainingPage
+
+if TYPE_CHECKING:
+    from guiapp.ui.main_window import MainWindow
 
 TEMPLATE = Path(__file__).resolve().parents[1].parent / "resources" / "demo" / "demo.gproj"
 ROWS = 20_000  # rows of the demo's dataset ($GUIAPP_DEMO_ROWS in tests)
@@ -77,18 +82,18 @@ class DemoBuilder(QObject):
 
     done = Signal(bool)
 
-    def __init__(self, window: object) -> None:
-        super().__init__(window)  # type: ignore[arg-type]
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
         self.window = window
         self.failed = False
         self.jobs: list[CliJob] = []
 
     def needed(self) -> bool:
-        project: Project = self.window.project  # type: ignore[attr-defined]
+        project: Project = self.window.project
         return not self._dataset_done(project) or not self._run_done(project)
 
     def start(self) -> None:
-        self.window.statusBar().showMessage(  # type: ignore[attr-defined]
+        self.window.statusBar().showMessage(
             "First start: making the demo project's dataset and a short training run in "
             "the background (see the Jobs panel)…",
             30_000,
@@ -113,7 +118,7 @@ class DemoBuilder(QObject):
 
     def step(self) -> None:
         window = self.window
-        project: Project = window.project  # type: ignore[attr-defined]
+        project: Project = window.project
         if self.failed:
             return
         if not self._dataset_done(project):
@@ -121,30 +126,38 @@ class DemoBuilder(QObject):
         elif not self._run_done(project):
             self._train()
         else:
-            window.statusBar().showMessage("The demo project is ready.", 10_000)  # type: ignore[attr-defined]
+            window.statusBar().showMessage("The demo project is ready.", 10_000)
             if project.path is not None:
-                window._save_to(project.path)  # type: ignore[attr-defined]
+                window._save_to(project.path)
             self.done.emit(True)
 
     def _say(self, text: str) -> None:
-        self.window.statusBar().showMessage(f"Demo project, first start: {text}", 120_000)  # type: ignore[attr-defined]
+        self.window.statusBar().showMessage(f"Demo project, first start: {text}", 120_000)
 
     def _generate(self, project: Project) -> None:
         self._say("1 of 2, generating a small dataset (progress in the Jobs panel)…")
         data = self._dataset(project)
-        args = [str(data), "--n", str(_env_int("GUIAPP_DEMO_ROWS", ROWS)), "--seed", "1"]
-        args += ["--resume"] if data.exists() else []
-        job = CliJob(f"generate {DATASET} (demo)", "generate", args, resumable=True)
+        req = GenerateRequest(
+            out=str(data), n=_env_int("GUIAPP_DEMO_ROWS", ROWS), seed=1, resume=data.exists()
+        )
+        try:  # saved beside the dataset and run as the Generate dialog's jobs are
+            path = save_request(gui_request_path(data), req)
+        except (OSError, UserError) as exc:
+            self._fail(f"cannot save the demo's generation request ({exc})")
+            return
+        job = CliJob(
+            f"generate {DATASET} (demo)", "generate", request_argv(path, req), resumable=True
+        )
         job.finished.connect(self._after)
         self.jobs.append(job)
-        datasets = self.window.page_of(DatasetsPage)  # type: ignore[attr-defined]
+        datasets = self.window.page_of(DatasetsPage)
         datasets.start_dataset_job(job, data)
 
     def _train(self) -> None:
         self._say("2 of 2, training a short run of a small CNN (progress in the Jobs panel)…")
-        training = self.window.page_of(TrainingPage)  # type: ignore[attr-defined]
+        training = self.window.page_of(TrainingPage)
         form = training.form
-        form.fill(self.window.project)  # type: ignore[attr-defined]
+        form.fill(self.window.project)
         at = form.dataset.findText(DATASET)
         if at >= 0:
             form.dataset.setCurrentIndex(at)
@@ -165,15 +178,15 @@ class DemoBuilder(QObject):
         the cnn2d-small template fitted to the demo's dataset. Its name."""
         from guiapp.core.model import fit_template
 
-        project: Project = self.window.project  # type: ignore[attr-defined]
+        project: Project = self.window.project
         for entry in project.models:
             if entry.template == "cnn2d-small" or entry.name == "cnn2d-small":
                 return entry.name
         info = read_info(self._dataset(project))
         spec = fit_template("cnn2d-small", info["sample_shape"], len(info["classes"]))
-        model_page = self.window.page_of(ModelPage)  # type: ignore[attr-defined]
+        model_page = self.window.page_of(ModelPage)
         model_page.add_model(spec, "cnn2d-small")
-        self.window.page_of(TrainingPage).form.fill(project)  # type: ignore[attr-defined]
+        self.window.page_of(TrainingPage).form.fill(project)
         return project.models[-1].name
 
     def _after(self, ok: bool, message: str) -> None:
@@ -184,5 +197,5 @@ class DemoBuilder(QObject):
 
     def _fail(self, text: str) -> None:
         self.failed = True
-        self.window.statusBar().showMessage(text, 30_000)  # type: ignore[attr-defined]
+        self.window.statusBar().showMessage(text, 30_000)
         self.done.emit(False)
