@@ -97,7 +97,7 @@ class TrialsTable(QTableWidget):
             head = self.horizontalHeaderItem(c)
             if head is not None and head.text() == header:
                 return [
-                    self.item(r, c).text() if self.item(r, c) is not None else ""  # type: ignore[union-attr]
+                    item.text() if (item := self.item(r, c)) is not None else ""
                     for r in range(self.rowCount())
                 ]
         raise KeyError(header)

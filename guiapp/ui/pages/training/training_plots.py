@@ -78,8 +78,11 @@ class RangeOptions(TypedDict, total=False):
 def planned_steps(history: RunHistory) -> int:
     """The run's planned steps (epochs x steps per epoch, from its ``started``), 0 unknown."""
     epochs, steps = history.started.get("epochs"), history.started.get("steps_per_epoch")
-    ok = all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (epochs, steps))
-    return int(epochs) * int(steps) if ok else 0  # type: ignore[arg-type]
+
+    def count(v: object) -> int:  # a whole number above 0, else 0 (unknown)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+    return count(epochs) * count(steps)
 
 
 def curve(plot: pg.PlotItem, name: str, color: tuple[int, ...], **kw: object) -> pg.PlotDataItem:
