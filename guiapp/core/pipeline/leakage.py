@@ -171,16 +171,9 @@ def split_preview(path: str, cfg: Any) -> tuple[list[str], bool]:
     ``path``, and whether to warn (a dataset without groups holding identical rows on both
     sides of the split). ``(lines, warn)``."""
     from ..store import Dataset
-    from .group_split import describe_split
 
     with Dataset(path) as ds:
-        d = describe_split(
-            ds,
-            cfg.splits(),
-            fraction=cfg.fraction,
-            split_by=cfg.split_by,
-            block_rows=cfg.block_rows_for(len(ds)),
-        )
+        d = cfg.describe_split(ds)
         lineage = ds.provenance.get("lineage") or {}  # an import's: the group field's name
         field = str(lineage.get("group_field") or "group")
         lines: list[str] = []

@@ -126,6 +126,19 @@ class TrainConfig:
             exact=self.split_sizes == "exact",
         )  # fmt: skip
 
+    def describe_split(self, ds: Any) -> dict[str, Any]:
+        """How this run splits the dataset ``ds``: its config's and its ``started`` event's
+        ``split``, the Training page's preview (:func:`.group_split.describe_split`)."""
+        from ..pipeline.group_split import describe_split
+
+        return describe_split(
+            ds,
+            self.splits(),
+            fraction=self.fraction,
+            split_by=self.split_by,
+            block_rows=self.block_rows_for(len(ds)),
+        )
+
     def identity(self) -> str:
         keep = self.identity_fields()
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
@@ -184,17 +197,35 @@ OPTION_NAMES = (
 
 
 # -- the checks: each returns one problem, or None --------------------------------------------
+Check = Callable[[TrainConfig], str | None]
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _at_least(name: str, least: int, fix: str) -> Callable[[TrainConfig], str | None]:
+def _refused(option: str, value: Any, problem: str = "", fix: str = "") -> Problem:
+    """The one form of a refused option: ``"<option> <value>: <problem>; <fix>"`` (either
+    half may be left out), naming the option, the value and the fix."""
+    text = "; ".join(part for part in (problem, fix) if part)
+    return Problem(f"{option} {value}: {text}", option=option, value=value, fix=fix or None)
+
+
+def _at_least(name: str, least: int, fix: str) -> Check:
     def check(cfg: TrainConfig) -> str | None:
         v = getattr(cfg, name)
         if _is_int(v) and v >= least:
             return None
-        e = OptionError(name.replace("_", "-"), v, f"must be an integer >= {least}", fix)
-        return Problem(str(e), option=e.option, value=v, fix=fix)
+        return _refused("--" + name.replace("_", "-"), v, f"must be an integer >= {least}", fix)
+
+    check.__name__ = f"check_{name}"
+    return check
+
+
+def _one_of(name: str, allowed: tuple[Any, ...], problem: str = "", fix: str = "") -> Check:
+    def check(cfg: TrainConfig) -> str | None:
+        v = getattr(cfg, name)
+        return None if v in allowed else _refused("--" + name.replace("_", "-"), v, problem, fix)
 
     check.__name__ = f"check_{name}"
     return check
@@ -213,40 +244,24 @@ def check_fractions(cfg: TrainConfig) -> str | None:
 
 def check_folds(cfg: TrainConfig) -> str | None:
     if cfg.folds == 1 or cfg.folds < 0:
-        return Problem(
-            f"--folds {cfg.folds}: use 0 (no folds) or at least 2",
-            option="--folds",
-            value=cfg.folds,
-            fix="use 0 (no folds) or at least 2",
-        )
+        return _refused("--folds", cfg.folds, fix="use 0 (no folds) or at least 2")
     if cfg.folds and not 0 <= cfg.fold < cfg.folds:
-        return Problem(
-            f"--fold {cfg.fold}: not in 0..{cfg.folds - 1} (there are {cfg.folds} folds)",
-            option="--fold",
-            value=cfg.fold,
-        )
+        problem = f"not in 0..{cfg.folds - 1} (there are {cfg.folds} folds)"
+        return _refused("--fold", cfg.fold, problem)
     return None
 
 
 def check_fraction(cfg: TrainConfig) -> str | None:
     if 0 < cfg.fraction <= 1:
         return None
-    return Problem(
-        f"--fractions {cfg.fraction}: each fraction must be in (0, 1], like 0.1,0.5,1.0",
-        option="--fractions",
-        value=cfg.fraction,
-    )
+    problem = "each fraction must be in (0, 1], like 0.1,0.5,1.0"
+    return _refused("--fractions", cfg.fraction, problem)
 
 
 def check_seed(cfg: TrainConfig) -> str | None:
     if _is_int(cfg.seed) and 0 <= cfg.seed <= SEED_MAX:
         return None
-    return Problem(
-        f"--seed {cfg.seed}: a seed is an integer in 0..{SEED_MAX}; give e.g. 0",
-        option="--seed",
-        value=cfg.seed,
-        fix="give e.g. 0",
-    )
+    return _refused("--seed", cfg.seed, f"a seed is an integer in 0..{SEED_MAX}", "give e.g. 0")
 
 
 def check_augment(cfg: TrainConfig) -> str | None:
@@ -283,42 +298,13 @@ def _augment_problem(cfg: TrainConfig) -> str | None:
 
 def check_early_stopping(cfg: TrainConfig) -> str | None:
     if not _is_int(cfg.early_stopping) or cfg.early_stopping < 0:
-        return Problem(
-            f"--early-stopping {cfg.early_stopping}: use 0 (off) or a patience in epochs",
-            option="--early-stopping",
-            value=cfg.early_stopping,
-            fix="use 0 (off) or a patience in epochs",
-        )
+        fix = "use 0 (off) or a patience in epochs"
+        return _refused("--early-stopping", cfg.early_stopping, fix=fix)
     if cfg.early_stopping and cfg.validation_split() is None:
-        return Problem(
-            "--early-stopping needs a validation split: give --val, --test or --folds",
-            option="--val",
-            value=cfg.val,
-            fix="give --val, --test or --folds",
-        )
+        fix = "give --val, --test or --folds"
+        text = f"--early-stopping needs a validation split: {fix}"
+        return Problem(text, option="--val", value=cfg.val, fix=fix)
     return None
-
-
-def check_split_by(cfg: TrainConfig) -> str | None:
-    if cfg.split_by in ("groups", "rows"):
-        return None
-    return Problem(
-        f"--split-by {cfg.split_by}: use groups (the default: every group of rows stays in "
-        "one split) or rows (groups may cross splits)",
-        option="--split-by",
-        value=cfg.split_by,
-    )
-
-
-def check_class_weights(cfg: TrainConfig) -> str | None:
-    if cfg.class_weights in (None, "balanced"):
-        return None
-    return Problem(
-        f"--class-weights {cfg.class_weights}: use balanced, or leave it out",
-        option="--class-weights",
-        value=cfg.class_weights,
-        fix="use balanced, or leave it out",
-    )
 
 
 def check_devices(cfg: TrainConfig) -> str | None:
@@ -330,28 +316,20 @@ def check_devices(cfg: TrainConfig) -> str | None:
     digits = kind in ("cpu", "gpu") and all(p.strip().isdigit() for p in parts)
     if digits and (kind == "gpu" or int(rest) >= 1):
         return None
-    return Problem(
-        f"--devices {cfg.devices}: use auto, cpu, cpu:N (N >= 1), gpu or gpu:0,1",
-        option="--devices",
-        value=cfg.devices,
-        fix="use auto, cpu, cpu:N (N >= 1), gpu or gpu:0,1",
-    )
+    return _refused("--devices", cfg.devices, fix="use auto, cpu, cpu:N (N >= 1), gpu or gpu:0,1")
 
 
 def check_cache(cfg: TrainConfig) -> str | None:
     if cfg.cache not in ("auto", "memory", "off"):
-        fix = "use auto (the default), memory or off"
-        return Problem(f"--cache {cfg.cache}: {fix}", option="--cache", value=cfg.cache, fix=fix)
+        return _refused("--cache", cfg.cache, fix="use auto (the default), memory or off")
     share = cfg.cache_share
     if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
         fix = "give a share of the available memory in (0, 1], e.g. 0.5"
-        return Problem(
-            f"--cache-share {share}: {fix}", option="--cache-share", value=share, fix=fix
-        )
+        return _refused("--cache-share", share, fix=fix)
     return None
 
 
-CHECKS: list[Callable[[TrainConfig], str | None]] = [
+CHECKS: list[Check] = [
     _at_least("epochs", 1, "train at least 1 epoch"),
     _at_least("batch", 1, "the batch size must be at least 1"),
     check_fractions,
@@ -365,9 +343,14 @@ CHECKS: list[Callable[[TrainConfig], str | None]] = [
     _at_least("worker_index", 0, "workers are numbered from 0"),
     check_augment,
     check_early_stopping,
-    check_class_weights,
+    _one_of("class_weights", (None, "balanced"), fix="use balanced, or leave it out"),
     check_devices,
-    check_split_by,
+    _one_of(
+        "split_by",
+        ("groups", "rows"),
+        "use groups (the default: every group of rows stays in one split) or rows (groups "
+        "may cross splits)",
+    ),
     check_split_sizes,
     check_cache,
 ]

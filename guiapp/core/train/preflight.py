@@ -17,7 +17,6 @@ from typing import Any
 from .. import errors, store
 from ..errors import UserError
 from ..genomes.source import dataset_tokenizer
-from ..pipeline.group_split import describe_split
 from ..provenance import versions
 from ..store.lock import writer_active
 from .config import TrainConfig
@@ -178,13 +177,7 @@ def resolved_config(
             # A genomes dataset's tokenizer: predict reads FASTA/FASTQ with exactly it.
             "tokenizer": dataset_tokenizer(ds.provenance, ds.sample_shape),
         },
-        "split": describe_split(
-            ds,
-            cfg.splits(),
-            fraction=cfg.fraction,
-            split_by=cfg.split_by,
-            block_rows=cfg.block_rows_for(len(ds)),
-        ),
+        "split": cfg.describe_split(ds),
         "devices": dev.description,
         "replicas": dev.replicas,
         "global_batch": global_batch,

@@ -24,7 +24,6 @@ from .. import errors
 from ..errors import UserError
 from ..events import CancelToken, EventSink
 from ..pipeline import BatchPipeline
-from ..pipeline.group_split import describe_split
 from .checkpoint import first_nonfinite, save_checkpoint
 from .config import TrainConfig
 from .devices import Devices
@@ -136,13 +135,7 @@ class TrainingJob:
             train_rows=prep.steps * prep.global_batch,
             val_rows=prep.val.rows_per_epoch if prep.val else 0,
             cache=prep.cache.to_json(),
-            split=describe_split(
-                ds,
-                cfg.splits(),
-                fraction=cfg.fraction,
-                split_by=cfg.split_by,
-                block_rows=cfg.block_rows_for(len(ds)),
-            ),
+            split=cfg.describe_split(ds),
             resumed_from=({"epoch": state.epoch + 1, "step": state.step} if self.resume else None),
         )
 
