@@ -20,8 +20,10 @@ This module never imports Qt.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Callable
+from dataclasses import MISSING, Field, dataclass, field, fields
+from functools import partial
+from typing import Any, ClassVar, TypeVar
 
 __all__ = ["EntryError", "ModelEntry", "RecipeEntry", "RunEntry", "TrainingEntry"]
 
@@ -91,11 +93,61 @@ def _written(known: JsonDict, extra: JsonDict) -> JsonDict:
     return out
 
 
+#: reads one field of an entry: ``reader(data, key, where)``, an EntryError naming it
+Reader = Callable[[JsonDict, str, str], Any]
+#: the reader of a field by its declared type
+TYPE_READERS: dict[str, Reader] = {
+    "str": _text,
+    "int | None": _whole,
+    "list[str] | None": _strings,
+    "JsonDict | None": _json_object,
+}
+E = TypeVar("E", bound="_Entry")
+
+
+class _Entry:
+    """What the four entries share: ``READERS``, each known field (in the file's order)
+    with its reader, taken from the dataclass's fields by :func:`_entry`; ``from_dict``
+    reads them and keeps the rest in ``extra``, ``to_dict`` writes the set ones back, then
+    ``extra``."""
+
+    READERS: ClassVar[dict[str, Reader]]
+    KEYS: ClassVar[tuple[str, ...]]
+    extra: JsonDict
+
+    @classmethod
+    def from_dict(cls: type[E], data: object, where: str) -> E:
+        d = _object(data, where)
+        known = {k: read(d, k, where) for k, read in cls.READERS.items()}
+        # cls is one of the dataclasses below: its __init__ takes the fields and extra
+        return cls(**known, extra=_extra(d, cls.KEYS))  # type: ignore[call-arg]
+
+    def to_dict(self) -> JsonDict:
+        return _written({k: getattr(self, k) for k in self.KEYS}, self.extra)
+
+
+def _reader(f: Field[Any]) -> Reader:
+    """A field's reader: by its type; a field without a default is a required string."""
+    if f.default is MISSING and f.default_factory is MISSING:
+        assert f.type == "str", f"{f.name}: only a string field may be required"
+        return partial(_text, required=True)
+    return TYPE_READERS[str(f.type)]
+
+
+def _entry(cls: type[E]) -> type[E]:
+    """``cls`` (a dataclass) with ``READERS`` and ``KEYS`` from its fields but ``extra``."""
+    declared = fields(cls)  # type: ignore[arg-type]
+    cls.READERS = {f.name: _reader(f) for f in declared if f.name != "extra"}
+    cls.KEYS = tuple(cls.READERS)
+    return cls
+
+
 # --------------------------------------------------------------------------- entries
 
 
+@_entry
 @dataclass(eq=True)
-class RunEntry:
+class RunEntry(_Entry):
     """A training run (or an experiment, or one of its trials) listed in the project.
 
     ``path``: the run's folder (required; absolute in memory). ``status``: the last one
@@ -105,16 +157,6 @@ class RunEntry:
     this number, which another process may own after a reboot. ``trial_of``: the
     experiment folder a trial belongs to (``""`` for a run or an experiment).
     """
-
-    KEYS: ClassVar[tuple[str, ...]] = (
-        "path",
-        "name",
-        "status",
-        "dataset",
-        "model",
-        "pid",
-        "trial_of",
-    )
 
     path: str
     name: str = ""
@@ -130,27 +172,10 @@ class RunEntry:
         """The name shown for the run: its name, else its folder's."""
         return self.name or self.path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
 
-    @classmethod
-    def from_dict(cls, data: object, where: str) -> RunEntry:
-        d = _object(data, where)
-        return cls(
-            path=_text(d, "path", where, required=True),
-            name=_text(d, "name", where),
-            status=_text(d, "status", where),
-            dataset=_text(d, "dataset", where),
-            model=_text(d, "model", where),
-            pid=_whole(d, "pid", where),
-            trial_of=_text(d, "trial_of", where),
-            extra=_extra(d, cls.KEYS),
-        )
 
-    def to_dict(self) -> JsonDict:
-        known = {k: getattr(self, k) for k in self.KEYS}
-        return _written(known, self.extra)
-
-
+@_entry
 @dataclass(eq=True)
-class RecipeEntry:
+class RecipeEntry(_Entry):
     """How something of the project was made, kept to remake or resume it.
 
     A dataset's job (``kind="dataset_job"``): ``path`` the dataset it writes (absolute,
@@ -160,8 +185,6 @@ class RecipeEntry:
     ``extra``.
     """
 
-    KEYS: ClassVar[tuple[str, ...]] = ("kind", "name", "path", "command", "args")
-
     kind: str = ""
     name: str = ""
     path: str = ""
@@ -169,54 +192,24 @@ class RecipeEntry:
     args: list[str] | None = None
     extra: JsonDict = field(default_factory=dict)
 
-    @classmethod
-    def from_dict(cls, data: object, where: str) -> RecipeEntry:
-        d = _object(data, where)
-        return cls(
-            kind=_text(d, "kind", where),
-            name=_text(d, "name", where),
-            path=_text(d, "path", where),
-            command=_text(d, "command", where),
-            args=_strings(d, "args", where),
-            extra=_extra(d, cls.KEYS),
-        )
 
-    def to_dict(self) -> JsonDict:
-        known = {k: getattr(self, k) for k in self.KEYS}
-        return _written(known, self.extra)
-
-
+@_entry
 @dataclass(eq=True)
-class ModelEntry:
+class ModelEntry(_Entry):
     """A model spec of the project: its ``name``, the ``spec`` (the model's JSON, edited
     in place by the Model page) and the ``template`` it was fitted from, while it is
     still as the template made it (refitted when the dataset changes; ``""`` once edited).
     """
-
-    KEYS: ClassVar[tuple[str, ...]] = ("name", "spec", "template")
 
     name: str = ""
     spec: JsonDict | None = None
     template: str = ""
     extra: JsonDict = field(default_factory=dict)
 
-    @classmethod
-    def from_dict(cls, data: object, where: str) -> ModelEntry:
-        d = _object(data, where)
-        return cls(
-            name=_text(d, "name", where),
-            spec=_json_object(d, "spec", where),
-            template=_text(d, "template", where),
-            extra=_extra(d, cls.KEYS),
-        )
 
-    def to_dict(self) -> JsonDict:
-        known = {k: getattr(self, k) for k in self.KEYS}
-        return _written(known, self.extra)
-
-
+@_entry
 @dataclass(eq=True)
-class TrainingEntry:
+class TrainingEntry(_Entry):
     """A named training config, run by ``guiapp train --project FILE --config NAME``.
 
     ``dataset``: a dataset's name in the project or a path; ``model``: a model's name in
@@ -225,25 +218,8 @@ class TrainingEntry:
     ...) and any key this guiapp does not know.
     """
 
-    KEYS: ClassVar[tuple[str, ...]] = ("name", "dataset", "model", "out")
-
     name: str = ""
     dataset: str = ""
     model: str = ""
     out: str = ""
     extra: JsonDict = field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, data: object, where: str) -> TrainingEntry:
-        d = _object(data, where)
-        return cls(
-            name=_text(d, "name", where),
-            dataset=_text(d, "dataset", where),
-            model=_text(d, "model", where),
-            out=_text(d, "out", where),
-            extra=_extra(d, cls.KEYS),
-        )
-
-    def to_dict(self) -> JsonDict:
-        known = {k: getattr(self, k) for k in self.KEYS}
-        return _written(known, self.extra)
