@@ -78,8 +78,8 @@ class EpochMeters:
             wait_all_s=r.get("wait_all_s", 0.0),
             hits=[float(hits.get(m, 0.0)) for m in self.extras],
         )
-        self.totals.reset(**sums)
         self.last = self.totals.initial(**sums)
+        self.totals.reset(self.last)
         self.last_t = self.t_epoch
 
     def read(self) -> list[float]:

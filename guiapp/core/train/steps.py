@@ -121,21 +121,13 @@ class DeviceTotals:
         sums = [float(loss), float(correct), float(steps), float(wait_s), float(steps)]
         return [*sums, float(startup_s), float(wait_all_s), *more]
 
-    def reset(
-        self,
-        loss: float = 0.0,
-        correct: float = 0.0,
-        steps: int = 0,
-        wait_s: float = 0.0,
-        origin: int | None = None,
-        startup_s: float = 0.0,
-        wait_all_s: float = 0.0,
-        hits: Sequence[float] = (),
-    ) -> None:
-        """Start an epoch at these sums (zero, or a checkpoint's for a resumed epoch);
-        ``origin``: the step the iterator's first segment starts at (default ``steps``)."""
-        self.var.assign(self.initial(loss, correct, steps, wait_s, startup_s, wait_all_s, hits))
-        self.origin.assign(int(steps if origin is None else origin))
+    def reset(self, sums: Sequence[float] | None = None, origin: int | None = None) -> None:
+        """Start an epoch at these sums (:meth:`initial`'s: zero, or a checkpoint's for a
+        resumed epoch); ``origin``: the step the iterator's first segment starts at
+        (default: the sums' steps)."""
+        sums = self.initial() if sums is None else list(sums)
+        self.var.assign(sums)
+        self.origin.assign(int(sums[STEPS] if origin is None else origin))
 
     def read(self) -> list[float]:
         """The sums now: one device-to-host copy (the loop's only synchronisation)."""
