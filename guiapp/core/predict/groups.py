@@ -26,7 +26,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -83,6 +83,20 @@ class DatasetFields:
         return out
 
 
+class Choice(NamedTuple):
+    """Per group: the class with the largest of its sums, and that sum's share of the
+    group's rows (the mean probability of its class, or its class's share of the votes)."""
+
+    classes: np.ndarray
+    share: np.ndarray
+
+
+def _choice(sums: np.ndarray, rows: np.ndarray) -> Choice:
+    classes = np.asarray(np.argmax(sums, axis=1))
+    top = sums[np.arange(len(sums)), classes]
+    return Choice(classes, np.asarray(top / np.maximum(rows, 1)))
+
+
 @dataclass
 class GroupTable:
     """Per group (in order of first appearance): the sums ``aggregate`` keeps."""
@@ -100,22 +114,14 @@ class GroupTable:
         return len(self.keys)
 
     @property
-    def mean_class(self) -> np.ndarray:
-        return np.asarray(np.argmax(self.prob_sum, axis=1))
+    def mean(self) -> Choice:
+        """Each group's class by mean probability, and that mean probability."""
+        return _choice(self.prob_sum, self.rows)
 
     @property
-    def mean_prob(self) -> np.ndarray:
-        chosen = self.prob_sum[np.arange(len(self)), self.mean_class]
-        return np.asarray(chosen / np.maximum(self.rows, 1))
-
-    @property
-    def vote_class(self) -> np.ndarray:
-        return np.asarray(np.argmax(self.votes, axis=1))
-
-    @property
-    def vote_share(self) -> np.ndarray:
-        agree = self.votes[np.arange(len(self)), self.vote_class]
-        return np.asarray(agree / np.maximum(self.rows, 1))
+    def vote(self) -> Choice:
+        """Each group's class by vote, and its share of the group's rows."""
+        return _choice(self.votes, self.rows)
 
     @property
     def true_class(self) -> np.ndarray | None:
@@ -126,7 +132,7 @@ class GroupTable:
         return np.where(known, np.argmax(self.labels, axis=1), -1)
 
     def unclassified(self, min_confidence: float) -> np.ndarray:
-        return np.asarray(self.mean_prob < min_confidence)
+        return np.asarray(self.mean.share < min_confidence)
 
     def key_text(self) -> list[Any]:
         if self.keys.dtype.kind == "S":
@@ -141,7 +147,7 @@ class GroupTable:
         if true is None:
             return cm
         ok = true >= 0
-        np.add.at(cm, (true[ok], self.mean_class[ok]), 1)
+        np.add.at(cm, (true[ok], self.mean.classes[ok]), 1)
         return cm
 
     def summary(self, min_confidence: float = 0.0) -> dict[str, Any]:
@@ -156,7 +162,7 @@ class GroupTable:
         true = self.true_class
         if true is not None:
             ok = true >= 0
-            hits = int(np.sum(self.mean_class[ok] == true[ok]))
+            hits = int(np.sum(self.mean.classes[ok] == true[ok]))
             out["accuracy"] = round(hits / int(ok.sum()), 6) if ok.any() else 0.0
         return out
 
@@ -172,7 +178,7 @@ class GroupTable:
         if true is not None:
             header += ["true_class", "true_class_name"]
         w.writerow(header)
-        mc, mp, vc, vs = self.mean_class, self.mean_prob, self.vote_class, self.vote_share
+        (mc, mp), (vc, vs) = self.mean, self.vote
         off = self.unclassified(min_confidence)
         for i, key in enumerate(self.key_text()):
             line: list[Any] = [key, int(self.rows[i]), int(mc[i]), names[mc[i]], f"{mp[i]:.6g}"]
