@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from ..errors import UserError
@@ -38,16 +38,10 @@ class SpecError:
         return self.message
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "message": self.message,
-            "where": self.where,
-            "problem": self.problem,
-            "path": self.path,
-            "layer": list(self.layer) if self.layer is not None else None,
-            "layer_type": self.layer_type,
-            "param": self.param,
-            "severity": self.severity,
-        }
+        """The message, then every field (``layer`` as a JSON list)."""
+        out = {"message": self.message, **asdict(self)}
+        out["layer"] = list(self.layer) if self.layer is not None else None
+        return out
 
 
 class ModelSpecError(UserError):

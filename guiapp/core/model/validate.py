@@ -313,20 +313,12 @@ def validate(
     return errors + [e for e in found if e.severity == "warning"] if warnings else errors
 
 
-def check_spec(
-    spec: Any,
-    *,
-    input_shape: Sequence[int] | None = None,
-    num_classes: int | None = None,
-    input_dtype: str | None = None,
-    input_max: int | None = None,
-    source: str = "model spec",
-) -> ResolvedSpec:
-    """Like :func:`validate`, but raise :class:`ModelSpecError` (a UserError, exit code 2)
-    listing every error; warnings do not raise. Returns the resolved spec."""
+def check_spec(spec: Any, *, source: str = "model spec") -> ResolvedSpec:
+    """Like :func:`validate` without a dataset, but raise :class:`ModelSpecError` (a
+    UserError, exit code 2) listing every error; warnings do not raise. Returns the
+    resolved spec (checking it against a dataset is :func:`validate`'s, before a run)."""
     r = resolve(spec)
-    problems = _problems(r, input_shape, num_classes, input_dtype, input_max)
-    errors = [e for e in problems if e.severity == "error"]
+    errors = [e for e in _problems(r, None, None, None, None) if e.severity == "error"]
     if errors:
         raise ModelSpecError(errors, source)
     return r
