@@ -361,13 +361,13 @@ def restart_fix(run: str | os.PathLike[str]) -> str:
     )
 
 
+#: the way out of a run folder that cannot be resumed as asked
+RESTART_OR_OUT = "start it again with --restart, or choose another --out"
+
+
 def run_exists(run: str | os.PathLike[str]) -> FileError:
-    return FileError(
-        run,
-        "a run already exists there",
-        "Resume it with --resume, start it again with --restart, or choose another --out",
-        option="--out",
-    )
+    fix = f"Resume it with --resume, {RESTART_OR_OUT}"
+    return FileError(run, "a run already exists there", fix, option="--out")
 
 
 def nothing_to_resume(run: str | os.PathLike[str]) -> FileError:
@@ -383,7 +383,7 @@ def run_settings_differ(run: str | os.PathLike[str], differences: Sequence[str])
     return FileError(
         run,
         "this run was started with other data, model or settings (" + "; ".join(differences) + ")",
-        "Resume it with the same options, start it again with --restart, or choose another --out",
+        f"Resume it with the same options, {RESTART_OR_OUT}",
         option="--restart",
     )
 

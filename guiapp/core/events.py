@@ -58,7 +58,7 @@ class EventSink:
         if kind == "failed":
             fields = self._failure(fields)
         event = {"event": kind, "time": round(time.time(), 3), **fields}
-        line = json.dumps(_finite(event), default=_jsonable, allow_nan=False) + "\n"
+        line = json.dumps(finite_json(event), default=_jsonable, allow_nan=False) + "\n"
         with self._lock:
             if self.stream is not None:
                 try:
@@ -135,21 +135,22 @@ def _text(v: Any) -> str | None:
 
 def _jsonable(v: Any) -> Any:
     if hasattr(v, "tolist"):
-        return _finite(v.tolist())
+        return finite_json(v.tolist())
     if isinstance(v, Path):
         return str(v)
     return str(v)
 
 
-def _finite(v: Any) -> Any:
-    """``v`` with every NaN/Inf float (in dicts and lists too) as None: JSON has no NaN,
-    and a diverging loss must still reach the log as an event."""
+def finite_json(v: Any) -> Any:
+    """``v`` with every NaN/Inf float (in dicts and lists too) as None (JSON's null):
+    standard JSON has no NaN or Infinity, other programs' parsers refuse them, and a
+    diverging loss must still reach the log as an event."""
     if isinstance(v, float):
         return v if math.isfinite(v) else None
     if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
+        return {k: finite_json(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_finite(x) for x in v]
+        return [finite_json(x) for x in v]
     return v
 
 
