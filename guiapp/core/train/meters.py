@@ -40,6 +40,7 @@ from .metrics import ACCURACY, extra_metrics
 from .steps import (
     CORRECT,
     FINITE,
+    KEPT_SUMS,
     LOSS,
     METRIC0,
     STARTUP_S,
@@ -69,16 +70,8 @@ class EpochMeters:
         self.extras = extra_metrics(self.metrics)
         self.every = every_step_timed()
         hits = r.get("hits") or {}
-        sums = dict(
-            loss=r.get("loss", 0.0),
-            correct=r.get("correct", 0.0),
-            steps=self.start_step,
-            wait_s=r.get("wait_s", 0.0),
-            startup_s=r.get("startup_s", 0.0),
-            wait_all_s=r.get("wait_all_s", 0.0),
-            hits=[float(hits.get(m, 0.0)) for m in self.extras],
-        )
-        self.last = self.totals.initial(**sums)
+        kept_hits = [float(hits.get(m, 0.0)) for m in self.extras]
+        self.last = self.totals.initial(self.start_step, r, kept_hits)
         self.totals.reset(self.last)
         self.last_t = self.t_epoch
 
@@ -126,11 +119,7 @@ class EpochMeters:
         """The epoch's sums so far, for a checkpoint (read from the device, checked)."""
         sums = self.read()
         return {
-            "loss": sums[LOSS],
-            "correct": sums[CORRECT],
-            "wait_s": sums[WAIT_S],
-            "startup_s": sums[STARTUP_S],
-            "wait_all_s": sums[WAIT_ALL_S],
+            **{name: sums[slot] for name, slot in KEPT_SUMS.items()},
             "hits": {m: sums[METRIC0 + i] for i, m in enumerate(self.extras)},
             "elapsed_s": self.before_s + time.perf_counter() - self.t_epoch,
         }

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -62,6 +62,15 @@ from .metrics import extra_metrics, top_k
 #: ``GUIAPP_WAIT_EVERY_STEP``); from ``METRIC0`` on: each extra metric's hits.
 LOSS, CORRECT, STEPS, WAIT_S, FINITE, STARTUP_S, WAIT_ALL_S = range(7)
 METRIC0 = 7
+#: The sums a checkpoint keeps by name (``EpochMeters.position``), where a resumed epoch
+#: starts them again (:meth:`DeviceTotals.initial`); its steps are the checkpoint's step.
+KEPT_SUMS = {
+    "loss": LOSS,
+    "correct": CORRECT,
+    "wait_s": WAIT_S,
+    "startup_s": STARTUP_S,
+    "wait_all_s": WAIT_ALL_S,
+}
 
 
 def every_step_timed() -> bool:
@@ -107,19 +116,17 @@ class DeviceTotals:
         self.rate = tf.Variable(WAIT_SAMPLE, trainable=False, dtype=tf.int64)
 
     def initial(
-        self,
-        loss: float = 0.0,
-        correct: float = 0.0,
-        steps: int = 0,
-        wait_s: float = 0.0,
-        startup_s: float = 0.0,
-        wait_all_s: float = 0.0,
-        hits: Sequence[float] = (),
+        self, steps: int = 0, kept: Mapping[str, float] | None = None, hits: Sequence[float] = ()
     ) -> list[float]:
-        more = [float(h) for h in hits][: self.extra]
-        more += [0.0] * (self.extra - len(more))
-        sums = [float(loss), float(correct), float(steps), float(wait_s), float(steps)]
-        return [*sums, float(startup_s), float(wait_all_s), *more]
+        """The sums an epoch starts at: zero, or a resumed epoch's at step ``steps``, with
+        a checkpoint's ``kept`` sums (:data:`KEPT_SUMS`) and the extra metrics' ``hits``."""
+        sums = [0.0] * (METRIC0 + self.extra)
+        for name, slot in KEPT_SUMS.items():
+            sums[slot] = float((kept or {}).get(name, 0.0))
+        sums[STEPS] = sums[FINITE] = float(steps)
+        for i, h in enumerate(list(hits)[: self.extra]):
+            sums[METRIC0 + i] = float(h)
+        return sums
 
     def reset(self, sums: Sequence[float] | None = None, origin: int | None = None) -> None:
         """Start an epoch at these sums (:meth:`initial`'s: zero, or a checkpoint's for a
