@@ -95,7 +95,7 @@ def _written(known: JsonDict, extra: JsonDict) -> JsonDict:
 
 #: reads one field of an entry: ``reader(data, key, where)``, an EntryError naming it
 Reader = Callable[[JsonDict, str, str], Any]
-#: the reader of a field by its declared type
+#: the reader of a field by its declared type (as written: annotations here are strings)
 TYPE_READERS: dict[str, Reader] = {
     "str": _text,
     "int | None": _whole,
