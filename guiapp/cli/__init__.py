@@ -15,11 +15,14 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
 from ..core.errors import Cancelled, UserError
 from ..core.logs import log_dir
+
+if TYPE_CHECKING:
+    from ..core.events import CancelToken, EventSink
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
@@ -66,6 +69,43 @@ def print_json(obj: Any) -> None:
     """One JSON document on stdout, standard JSON only (no NaN/Infinity tokens)."""
     text = json.dumps(finite_json(obj), indent=2, default=str, allow_nan=False)
     sys.stdout.write(text + "\n")
+
+
+def command_parser(
+    sub: Any, name: str, help: str, epilog: str, description: str | None = None
+) -> argparse.ArgumentParser:
+    """The parser of command ``name`` (``help``: its line in ``guiapp --help``), its
+    ``description`` and ``epilog`` (the examples) printed as written, not wrapped again."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
+def job_controls(
+    events: str | None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    stdin_stop: bool = True,
+) -> tuple[EventSink, CancelToken]:
+    """A job's events and its cancel token: the events as JSON lines on stdout with
+    ``--events -``, else to ``progress`` (if any, the human lines); cancelled by SIGINT or
+    SIGTERM and by a ``stop`` line on stdin (with ``stdin_stop=False``, only when the GUI
+    runs it with ``--events -``)."""
+    from ..core.events import CancelToken, EventSink
+
+    sink = EventSink(sys.stdout if events == "-" else None)
+    if progress is not None and events != "-":
+        sink.listeners.append(progress)
+    cancel = CancelToken()
+    cancel.install_signal_handlers()
+    if stdin_stop or events == "-":
+        cancel.watch_stdin()
+    return sink, cancel
 
 
 #: Each command and the module under ``guiapp.cli`` that registers it. A command's own

@@ -6,6 +6,14 @@ import argparse
 import sys
 from typing import Any
 
+from . import command_parser, job_controls
+
+HELP = "penultimate-layer activations of every row and a 2-D map of them (PCA)"
+DESCRIPTION = (
+    "Run a trained model over a dataset split and keep, per row, its "
+    "penultimate-layer activations, its prediction and a 2-D projection (PCA) for the "
+    "embedding map, in one HDF5 file."
+)
 EPILOG = """examples:
   guiapp embed --model runs/cells --data cells.h5 --out cells-emb.h5
   guiapp embed --model runs/cv5/fold-0 --data cells.h5 --out val-emb.h5 --split val
@@ -13,15 +21,7 @@ Above --max-rows (default 1,000,000) the rows are sampled, seeded (docs/EXPLAIN.
 
 
 def register(sub: Any) -> None:
-    s = sub.add_parser(
-        "embed",
-        help="penultimate-layer activations of every row and a 2-D map of them (PCA)",
-        description="Run a trained model over a dataset split and keep, per row, its "
-        "penultimate-layer activations, its prediction and a 2-D projection (PCA) for the "
-        "embedding map, in one HDF5 file.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    s = command_parser(sub, "embed", HELP, EPILOG, DESCRIPTION)
     s.add_argument("--model", required=True, help="a run folder or a MODEL.keras file")
     s.add_argument("--which", default="best", choices=("best", "last"), help="a run's model")
     s.add_argument("--data", required=True, help="the dataset NAME.h5")
@@ -36,7 +36,6 @@ def register(sub: Any) -> None:
 
 def cmd_embed(args: argparse.Namespace) -> int:
     from ..core.errors import check_writable_output
-    from ..core.events import CancelToken, EventSink
     from ..core.explain.embed import EmbedConfig, run_embed
     from ..core.logs import divert_native_stderr
 
@@ -52,11 +51,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     )
     cfg.check()
     check_writable_output(cfg.out, folder=False)
-    sink = EventSink(sys.stdout if args.events == "-" else None)
-    cancel = CancelToken()
-    cancel.install_signal_handlers()
-    if args.events == "-":
-        cancel.watch_stdin()
+    sink, cancel = job_controls(args.events, stdin_stop=False)
     divert_native_stderr()
     result = run_embed(cfg, sink, cancel)
     if args.events != "-" and result["status"] == "finished":

@@ -7,6 +7,14 @@ import argparse
 import sys
 from typing import Any
 
+from . import command_parser, job_controls
+
+HELP = "attribution maps of chosen rows (integrated gradients, occlusion, Grad-CAM)"
+DESCRIPTION = (
+    "Which inputs drove a trained model's score for a class: integrated "
+    "gradients and occlusion for every model, Grad-CAM for models with a convolution; "
+    "a heat map over 2-D samples, a curve over 1-D rows, one .npz file per row."
+)
 EPILOG = """examples:
   guiapp explain --model runs/cells --data cells.h5 --rows 0,17,100-120
   guiapp explain --model runs/kmers --data reads.h5 --rows 5 --class species2 --methods ig,occlusion
@@ -15,15 +23,7 @@ a row already explained is read from there, not computed again (docs/EXPLAIN.md)
 
 
 def register(sub: Any) -> None:
-    s = sub.add_parser(
-        "explain",
-        help="attribution maps of chosen rows (integrated gradients, occlusion, Grad-CAM)",
-        description="Which inputs drove a trained model's score for a class: integrated "
-        "gradients and occlusion for every model, Grad-CAM for models with a convolution; "
-        "a heat map over 2-D samples, a curve over 1-D rows, one .npz file per row.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    s = command_parser(sub, "explain", HELP, EPILOG, DESCRIPTION)
     s.add_argument("--model", required=True, help="a run folder or a MODEL.keras file")
     s.add_argument("--which", default="best", choices=("best", "last"), help="a run's model")
     s.add_argument("--data", required=True, help="the dataset NAME.h5 the rows are in")
@@ -40,7 +40,6 @@ def register(sub: Any) -> None:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ..core.events import CancelToken, EventSink
     from ..core.explain.job import ExplainConfig, parse_methods, parse_rows, run_explain
     from ..core.logs import divert_native_stderr
 
@@ -53,11 +52,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         methods=parse_methods(args.methods),
         which=args.which,
     )
-    sink = EventSink(sys.stdout if args.events == "-" else None)
-    cancel = CancelToken()
-    cancel.install_signal_handlers()
-    if args.events == "-":
-        cancel.watch_stdin()
+    sink, cancel = job_controls(args.events, stdin_stop=False)
     divert_native_stderr()
     result = run_explain(cfg, sink, cancel)
     if args.events != "-" and result["status"] == "finished":

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.requests import GenerateRequest, add_arguments, from_args
+from . import command_parser
 
+HELP = "generate a dataset (patterns2d, kmer1d or your FILE.py), in parallel, resumable"
 EPILOG = """examples:
   guiapp generate cells.h5 --n 50000000 --workers 2 --seed 1
   guiapp generate reads.h5 --generator kmer1d --n 1000000 --classes 4
@@ -23,12 +25,7 @@ EPILOG = """examples:
 
 
 def register(sub: Any) -> None:
-    s = sub.add_parser(
-        "generate",
-        help="generate a dataset (patterns2d, kmer1d or your FILE.py), in parallel, resumable",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    s = command_parser(sub, "generate", HELP, EPILOG)
     add_arguments(s, GenerateRequest)  # every option: the request type declares it
     s.set_defaults(func=cmd_generate)
 

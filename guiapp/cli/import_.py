@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from ..core.requests import ImportRequest, add_arguments, from_args
+from . import command_parser, job_controls
 
+HELP = "import .npy/.npz/CSV/TSV/JSON-lines data into a new dataset"
+DESCRIPTION = (
+    "Import existing samples into a new dataset, shuffled (two-pass external "
+    "shuffle with bounded memory). Bad rows are reported by file and line. Nothing is "
+    "left behind when the import fails or is stopped."
+)
 EPILOG = """examples:
   guiapp import genomes.jsonl kmers.h5 --format jsonl --length 126 --on-error skip
   guiapp import table.tsv kmers.h5 --format tsv --label-field class --data-field kmers
@@ -28,15 +35,7 @@ see docs/IMPORT.md for every option."""
 
 def register(sub: Any) -> None:
     """Add the `import` subcommand (its options: :class:`ImportRequest`)."""
-    s = sub.add_parser(
-        "import",
-        help="import .npy/.npz/CSV/TSV/JSON-lines data into a new dataset",
-        description="Import existing samples into a new dataset, shuffled (two-pass external "
-        "shuffle with bounded memory). Bad rows are reported by file and line. Nothing is "
-        "left behind when the import fails or is stopped.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    s = command_parser(sub, "import", HELP, EPILOG, DESCRIPTION)
     add_arguments(s, ImportRequest)  # every option: the request type declares it
     s.set_defaults(func=cmd_import)
 
@@ -113,7 +112,6 @@ def run_request(req: ImportRequest) -> int:
     """Run a ``guiapp import`` request; a finished import keeps it with the dataset
     (:func:`kept_request_path`)."""
     from ..core.errors import Cancelled, UserError
-    from ..core.events import CancelToken, EventSink
     from ..core.importers import ImportConfig, ImportJob
     from ..core.malloc import keep_freed_memory, small_pages
 
@@ -123,12 +121,7 @@ def run_request(req: ImportRequest) -> int:
         raise UserError(
             "--events takes '-' (JSON lines on stdout)", option="--events", value=req.events
         )
-    sink = EventSink(stream=sys.stdout if req.events == "-" else None)
-    if req.events is None:
-        sink.listeners.append(HumanProgress())
-    cancel = CancelToken()
-    cancel.install_signal_handlers()
-    cancel.watch_stdin()
+    sink, cancel = job_controls(req.events, HumanProgress())
     cfg = ImportConfig.from_request(req)
     try:
         job = ImportJob(cfg, sink, cancel)

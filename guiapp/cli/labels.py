@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import OptionError, UserError, check_writable_output
+from . import command_parser
 
+HELP = "rank rows by how likely their label is wrong (confident learning)"
+DESCRIPTION = (
+    "Rank the rows of a k-fold experiment's out-of-fold predictions (or of a "
+    "predictions table of rows the model did not train on) by how likely their label is "
+    "wrong, and write them to a CSV with the suggested label and each row's kept fields."
+)
 EPILOG = """examples:
   guiapp labels --experiment runs/cv5 --out cv5-labels.csv
   guiapp labels --experiment runs/cv5 --out all.csv --all --rank-by normalized_margin
@@ -18,15 +25,7 @@ experiment's folds, or guiapp predict of a run's --split val/test or of other da
 
 
 def register(sub: Any) -> None:
-    s = sub.add_parser(
-        "labels",
-        help="rank rows by how likely their label is wrong (confident learning)",
-        description="Rank the rows of a k-fold experiment's out-of-fold predictions (or of a "
-        "predictions table of rows the model did not train on) by how likely their label is "
-        "wrong, and write them to a CSV with the suggested label and each row's kept fields.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    s = command_parser(sub, "labels", HELP, EPILOG, DESCRIPTION)
     src = s.add_mutually_exclusive_group(required=True)
     src.add_argument("--experiment", metavar="EXP", help="a k-fold experiment (or run) folder")
     src.add_argument("--predictions", metavar="PRED.h5", nargs="+", help="predictions tables")

@@ -10,7 +10,14 @@ from typing import Any
 from ..core.errors import UserError
 from ..core.logs import divert_native_stderr
 from ..core.requests import PredictRequest, add_arguments, from_args
+from . import command_parser, job_controls
 
+HELP = "predict every row of a dataset or file with a trained model (HDF5 or CSV out)"
+DESCRIPTION = (
+    "Run a trained model over a dataset split or any file the importers read, "
+    "in dataset order, writing row, label, pred, prob, topk_class, topk_prob (and probs) "
+    "and the rows' group and kept fields (_id, ...) to PRED.h5 (chunked HDF5) or PRED.csv."
+)
 EPILOG = """examples:
   guiapp predict --model runs/cells --data cells.h5 --out cells-pred.h5 --split val
   guiapp predict --model runs/kmers/best.keras --data new.h5 --out pred.h5 --top-k 3 --probs
@@ -24,15 +31,7 @@ Running the same command again continues a stopped or killed prediction."""
 
 
 def register(sub: Any) -> None:
-    s = sub.add_parser(
-        "predict",
-        help="predict every row of a dataset or file with a trained model (HDF5 or CSV out)",
-        description="Run a trained model over a dataset split or any file the importers read, "
-        "in dataset order, writing row, label, pred, prob, topk_class, topk_prob (and probs) "
-        "and the rows' group and kept fields (_id, ...) to PRED.h5 (chunked HDF5) or PRED.csv.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    s = command_parser(sub, "predict", HELP, EPILOG, DESCRIPTION)
     add_arguments(s, PredictRequest)  # every option: the request type declares it
     s.set_defaults(func=cmd_predict)
 
@@ -112,18 +111,11 @@ def predict_config(req: PredictRequest) -> Any:
 
 def run_request(req: PredictRequest) -> int:
     """Run a ``guiapp predict`` request; the output keeps it (``PRED.request.json``)."""
-    from ..core.events import CancelToken, EventSink
-
     cfg = predict_config(req)
     cfg.check()
     check_before_tensorflow(cfg)
-    sink = EventSink(sys.stdout if req.events == "-" else None)
-    if req.events != "-":
-        sink.listeners.append(HumanProgress())
+    sink, cancel = job_controls(req.events, HumanProgress())
     sink.listeners.append(request_keeper(req, cfg))
-    cancel = CancelToken()
-    cancel.install_signal_handlers()
-    cancel.watch_stdin()
     divert_native_stderr()
     from ..core.predict.job import run_predict
     from ..core.train.devices import make_devices
