@@ -23,17 +23,28 @@ Stdlib only (no TensorFlow, no numpy, no Qt): the CLI imports this before anythi
 
 The package: ``base.py`` (:func:`opt`, :class:`Request`, the checks), ``argv.py`` (the
 command line, argument lists and request files), ``jobs.py`` (generate, predict, export),
-``importing.py`` (import).
+``importing.py`` (import), ``analysis.py`` (explain, embed, labels, check and a saved
+experiment spec's ``train --spec``: what the GUI's other jobs run).
 """
 
 from __future__ import annotations
 
+from .analysis import (
+    CheckRequest,
+    EmbedRequest,
+    ExplainRequest,
+    LabelsRequest,
+    TrainSpecRequest,
+)
 from .argv import (
+    EVENTS_ARGV,
     OUTPUT_SWITCHES,
+    RESUME_FLAG,
     absolute,
     add_arguments,
     from_args,
     gui_request_path,
+    job_argv,
     load_request,
     output_request_path,
     request_argv,
@@ -41,6 +52,8 @@ from .argv import (
     rerun_argv,
     save_request,
     to_argv,
+    train_output,
+    with_resume,
     without_switches,
 )
 from .base import (
@@ -63,15 +76,22 @@ from .importing import ImportRequest
 from .jobs import ExportRequest, GenerateRequest, PredictRequest
 
 __all__ = [
+    "EVENTS_ARGV",
     "OUTPUT_SWITCHES",
     "REQUEST_FLAG",
     "REQUEST_VERSION",
+    "RESUME_FLAG",
+    "CheckRequest",
+    "EmbedRequest",
+    "ExplainRequest",
     "ExportRequest",
     "GenerateRequest",
     "ImportRequest",
+    "LabelsRequest",
     "Opt",
     "PredictRequest",
     "Request",
+    "TrainSpecRequest",
     "absolute",
     "add_arguments",
     "check_value",
@@ -83,6 +103,7 @@ __all__ = [
     "from_args",
     "gui_request_path",
     "is_required",
+    "job_argv",
     "load_request",
     "opt",
     "option",
@@ -93,5 +114,7 @@ __all__ = [
     "save_request",
     "saved_fields",
     "to_argv",
+    "train_output",
+    "with_resume",
     "without_switches",
 ]

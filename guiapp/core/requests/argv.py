@@ -115,12 +115,14 @@ def from_args(cls: type[R], args: argparse.Namespace, prog: str | None = None) -
 
 def to_argv(request: Request) -> list[str]:
     """The arguments of ``guiapp <command>`` that make ``request`` (positionals first,
-    then every option that is not its default; objects as JSON)."""
+    then every option that is not its default, or is declared ``always``; objects as
+    JSON)."""
     argv: list[str] = []
     opts: list[str] = []
     for f in dataclasses.fields(request):
         value = getattr(request, f.name)
-        if f.name == "events" or (not is_required(f) and value == default_of(f)):
+        at_default = not is_required(f) and not option(f).always and value == default_of(f)
+        if f.name == "events" or at_default:
             continue
         if option(f).positional:
             argv.append(str(value))
@@ -157,6 +159,38 @@ def rerun_argv(args: Sequence[str]) -> list[str]:
     """The arguments that continue a stopped job: ``args`` without its ``--overwrite``
     (a resume replaces nothing) and with ``--resume``."""
     return [*without_switches(args), "--resume"]
+
+
+#: How a GUI job asks for its events: JSON lines on stdout.
+EVENTS_ARGV = ("--events", "-")
+#: The run switch that continues a stopped job.
+RESUME_FLAG = "--resume"
+
+
+def job_argv(command: str, args: Sequence[str], events: bool = True) -> list[str]:
+    """``COMMAND ARGS... [--events -]``: what a GUI job runs after ``guiapp`` (with
+    ``events``, the child prints its events as JSON lines on stdout)."""
+    return [command, *args, *(EVENTS_ARGV if events else ())]
+
+
+def with_resume(args: Sequence[str]) -> list[str]:
+    """``args`` with ``--resume`` at the end, unless they have it already (anything else,
+    ``--overwrite`` too, as it was; :func:`rerun_argv` drops that)."""
+    return [*args] if RESUME_FLAG in args else [*args, RESUME_FLAG]
+
+
+def train_output(args: Sequence[str], cwd: str | os.PathLike[str] | None = None) -> Path | None:
+    """The run (or experiment) folder a ``guiapp train`` argument list writes: its
+    ``--out``, else the folder of its ``--spec`` (a relative path under ``cwd``, the
+    job's working folder), else None."""
+    args = [str(a) for a in args]
+    for flag, folder in (("--out", False), ("--spec", True)):
+        if flag in args[:-1]:
+            path = Path(args[args.index(flag) + 1])
+            if not path.is_absolute():
+                path = Path(cwd or ".") / path
+            return path.parent if folder else path
+    return None
 
 
 # ----------------------------------------------------------------------------- files

@@ -39,6 +39,9 @@ class Opt:
     #: command's own check uses where it has one)
     problem: str | None = None
     fix: str = ""
+    #: :func:`~guiapp.core.requests.argv.to_argv` writes it even at its default (an
+    #: argument list that has always named it, e.g. the Browser's ``--class pred``)
+    always: bool = False
 
 
 def opt(
@@ -57,6 +60,7 @@ def opt(
     path: bool = False,
     problem: str | None = None,
     fix: str = "",
+    always: bool = False,
 ) -> Any:
     """A request field: its default (none: required) and what the CLI and a form need."""
     meta = Opt(
@@ -73,6 +77,7 @@ def opt(
         path,
         problem,
         fix,
+        always,
     )
     return field(default=default, metadata={"opt": meta})
 
