@@ -17,7 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from guiapp.core.events import Failure
-from guiapp.core.requests import request_output
+from guiapp.core.requests import job_argv, request_output, train_output, with_resume
 
 # the one formatter of rows/s and durations (kept importable here for the pages that use it)
 from guiapp.ui.widgets.formatting import format_duration as format_eta
@@ -159,8 +159,7 @@ class CliJob(QObject):
 
     # ------------------------------------------------------------------ control
     def argv(self) -> list[str]:
-        tail = ["--events", "-"] if self.events else []
-        return [*cli_prefix(), self.command, *self.args, *tail]
+        return [*cli_prefix(), *job_argv(self.command, self.args, self.events)]
 
     def is_running(self) -> bool:
         return self.status == "running"
@@ -211,8 +210,8 @@ class CliJob(QObject):
 
     def resume(self) -> None:
         """Run the same command again, with ``--resume`` (generation finishes unsealed shards)."""
-        if self.resumable and "--resume" not in self.args:
-            self.args.append("--resume")
+        if self.resumable:
+            self.args[:] = with_resume(self.args)
         self.start()
 
     def stop(self) -> None:
@@ -366,11 +365,4 @@ def written_run(job: object) -> Path | None:
     its ``--spec``; None for other jobs."""
     if getattr(job, "command", "") != "train":
         return None
-    args = [str(a) for a in getattr(job, "args", [])]
-    for flag, folder in (("--out", False), ("--spec", True)):
-        if flag in args[:-1]:
-            path = Path(args[args.index(flag) + 1])
-            if not path.is_absolute():
-                path = Path(getattr(job, "working_dir", None) or ".") / path
-            return path.parent if folder else path
-    return None
+    return train_output(getattr(job, "args", []), getattr(job, "working_dir", None))

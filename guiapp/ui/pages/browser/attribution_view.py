@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from guiapp.core.explain.job import read_explained
 from guiapp.core.explain.label_issues import read_ranked
+from guiapp.core.requests import EmbedRequest, ExplainRequest, LabelsRequest, to_argv
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.jobs.cli_job import CliJob, error_line
 from guiapp.ui.pages.browser.embedding_map import EmbeddingMap
@@ -183,14 +184,19 @@ class AttributionView(QWidget):
         self.show_row(-1, 0)
 
     # ------------------------------------------------------------------ explain
-    def explain_args(self) -> list[str]:
-        args = ["--model", self.model, "--data", self.dataset, "--rows", str(self.row)]
-        return args + ["--class", str(self.target.currentData() or "pred")]
+    def explain_request(self) -> ExplainRequest:
+        """What the Explain button runs: the current row of this model, for the chosen class."""
+        target = str(self.target.currentData() or "pred")
+        return ExplainRequest(
+            model=self.model, data=self.dataset, rows=str(self.row), target=target
+        )
 
     def explain(self) -> None:
         if not (self.model and self.dataset and self.row >= 0):
             return
-        job = CliJob(f"explain row {self.row}", "explain", self.explain_args(), parent=self)
+        job = CliJob(
+            f"explain row {self.row}", "explain", to_argv(self.explain_request()), parent=self
+        )
         job.event.connect(self._explain_event)
         job.finished.connect(self._explain_finished)
         self.job = job
@@ -267,8 +273,8 @@ class AttributionView(QWidget):
         if out.exists():
             self._show_map(str(out))
             return
-        args = ["--model", self.model, "--data", self.dataset, "--out", str(out)]
-        job = CliJob(f"embed {Path(self.dataset).name}", "embed", args, parent=self)
+        request = EmbedRequest(model=self.model, data=self.dataset, out=str(out))
+        job = CliJob(f"embed {Path(self.dataset).name}", "embed", to_argv(request), parent=self)
         job.finished.connect(lambda ok, message: self._embedded(ok, message, str(out)))
         self.embed_job = job
         self.map_button.setEnabled(False)
@@ -313,8 +319,8 @@ class AttributionView(QWidget):
     def find_label_issues(self, experiment: str) -> None:
         """Run ``guiapp labels`` on ``experiment``; its rows then fill the grid."""
         out = str(Path(experiment) / "labels.csv")
-        args = ["--experiment", experiment, "--out", out, "--all"]
-        job = CliJob(f"labels {Path(experiment).name}", "labels", args, parent=self)
+        request = LabelsRequest(experiment=experiment, out=out, all=True)
+        job = CliJob(f"labels {Path(experiment).name}", "labels", to_argv(request), parent=self)
         job.event.connect(self._labels_event)
         job.finished.connect(self._labels_finished)
         self.labels_job = job

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from guiapp.core.events import Failure
 from guiapp.core.project import DatasetRef, Project, RecipeEntry
-from guiapp.core.requests import rerun_argv, without_switches
+from guiapp.core.requests import CheckRequest, rerun_argv, to_argv, without_switches
 from guiapp.ui.jobs.cli_job import CliJob
 from guiapp.ui.pages.base import PagePart
 
@@ -131,7 +131,8 @@ class DatasetJobs(PagePart):
         if ref is None:
             return None
         key = str(ref.path)
-        job = CliJob(f"check {ref.name}", "check", [key, "--json"], events=False)
+        args = to_argv(CheckRequest(path=key, json=True))
+        job = CliJob(f"check {ref.name}", "check", args, events=False)
         job.finished.connect(lambda ok, msg, job=job, key=key: self._check_done(job, key))
         self.checks[key] = "checking…"
         self._fill_table()

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from guiapp.core.errors import UserError
 from guiapp.core.project import Project, RunEntry
+from guiapp.core.requests import TrainSpecRequest, to_argv
 from guiapp.core.train.experiment_history import ExperimentHistory
 from guiapp.core.train.experiment_spec import resume_spec_path
 from guiapp.core.train.run_lock import run_holder
@@ -231,7 +232,7 @@ class ExperimentsPage(Page):
         job = CliJob(
             f"resume {self.folder.name}",
             "train",
-            ["--spec", str(spec), "--resume"],
+            to_argv(TrainSpecRequest(spec=str(spec), resume=True)),
             working_dir=str(self.project.folder),
         )
         job.finished.connect(lambda _ok, _msg: self._job_ended())

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import QLabel
 
 from guiapp.core.project import RunEntry
+from guiapp.core.requests import TrainSpecRequest, to_argv
 from guiapp.core.train.experiment_spec import resume_spec_path
 from guiapp.core.train.history import END_EVENTS, RunHistory
 from guiapp.core.train.run_lock import run_holder
@@ -38,7 +39,7 @@ RECENT_S = 120  # an unfinished events.jsonl touched this recently belongs to a 
 
 def resume_command(run_dir: Path) -> list[str]:
     """``guiapp train`` arguments (after the command) that resume ``run_dir``."""
-    return ["--spec", str(resume_spec_path(run_dir)), "--resume"]
+    return to_argv(TrainSpecRequest(spec=str(resume_spec_path(run_dir)), resume=True))
 
 
 class DetachedRuns(PagePart):

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from guiapp.core.errors import UserError
 from guiapp.core.events import Failure
 from guiapp.core.project import Project, RunEntry
+from guiapp.core.requests import TrainSpecRequest, to_argv
 from guiapp.core.train.history import RunHistory
 from guiapp.core.train.run_lock import run_active
 from guiapp.ui.background import BackgroundCalls
@@ -345,7 +346,7 @@ class TrainingPage(DetachedRuns, Page):
             self.form.show_failure(Failure.of_error(exc))  # the control of its option
             return None
         spec.save()
-        args = ["--spec", str(spec.path)]
+        args = to_argv(TrainSpecRequest(spec=str(spec.path)))
         self.run = RunEntry(
             path=str(run_dir),
             name=name,
