@@ -57,6 +57,11 @@ class Page(QWidget):
         self.body = QVBoxLayout()
         layout.addLayout(self.body, 1)
         self._project: Project | None = None
+        self.build()
+
+    def build(self) -> None:
+        """The page's own content under its heading, laid out in :attr:`body`: each page
+        makes its widgets here (its ``__init__`` is this class's)."""
 
     @property
     def project(self) -> Project:

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSplitter,
-    QWidget,
 )
 
 from guiapp.core.genomes.rows import row_lineage_with_bases
@@ -50,13 +49,11 @@ class BrowserPage(Page):
     )
     icon = SP.SP_FileDialogContentsView
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def build(self) -> None:
         self.loader = SampleLoader(self)
         self.stats_calls = BackgroundCalls(threads=1, parent=self)
         self.meta: dict[str, Any] | None = None
         self.path = ""
-        self._project: Project | None = None
         self._scan_id = -1
         self._pending_indices: tuple[np.ndarray, str, PredictionFilter | None] | None = None
         self._header_pending = False

@@ -8,7 +8,7 @@ import and check run as :class:`CliJob` child processes listed in the Jobs panel
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QColor, QPalette
@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
-    QWidget,
 )
 
 from guiapp.core.project import DatasetRef, Project
@@ -37,6 +36,7 @@ from guiapp.ui.widgets.tables import select_table_rows
 from guiapp.ui.widgets.undo import ListHistory
 
 DATASET_FILTER = "guiapp datasets (*.h5);;All files (*)"
+JobDialog = TypeVar("JobDialog", GenerateDialog, ImportDialog)
 
 
 def classes_text(info: dict[str, Any]) -> str:
@@ -55,8 +55,7 @@ class DatasetsPage(DatasetJobs, Page):
     COLUMNS = ("Name", "Rows", "Sample", "Classes", "Size on disk", "Status", "Path")
     NAME, ROWS, SAMPLE, CLASSES, SIZE, STATUS, PATH = range(7)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def build(self) -> None:
         buttons = QHBoxLayout()
         self.add_button = QPushButton("Add existing…")
         self.generate_button = QPushButton("Generate…")
@@ -317,26 +316,26 @@ class DatasetsPage(DatasetJobs, Page):
     def open_generate_dialog(self) -> GenerateDialog:
         """The Generate dialog, holding what the user entered the last time."""
         dialog = GenerateDialog(self.project.folder / "data", self)
-        if self.generate_values:
-            dialog.set_values(self.generate_values)
         dialog.job_ready.connect(lambda job, _out: self._keep_generate_values(job, dialog))
-        dialog.job_ready.connect(self.start_dataset_job)
-        dialog.setModal(True)
-        dialog.show()
-        if "generate" in self.failures:  # the last one failed: its option's control
-            dialog.show_failure(self.failures["generate"])
-        return dialog
+        return self._show_job_dialog(dialog, "generate", self.generate_values)
 
     def open_import_dialog(self) -> ImportDialog:
         """The Import dialog; after a failed import it holds what the user had entered,
         says why it failed and puts the focus on the control of the option it names."""
         dialog = ImportDialog(self.project.folder / "data", self)
-        if self.import_values:
-            dialog.set_values(self.import_values)
         dialog.job_ready.connect(lambda job, _out: self._keep_import_values(job, dialog))
+        return self._show_job_dialog(dialog, "import", self.import_values)
+
+    def _show_job_dialog(
+        self, dialog: JobDialog, command: str, values: dict[str, Any]
+    ) -> JobDialog:
+        """Show ``dialog`` (modal) filled with ``values`` (the form the user left, if any),
+        its job started here; the last ``command`` job failed: why, at its option's control."""
+        if values:
+            dialog.set_values(values)
         dialog.job_ready.connect(self.start_dataset_job)
         dialog.setModal(True)
         dialog.show()
-        if "import" in self.failures:  # the last one failed: its option's control
-            dialog.show_failure(self.failures["import"])
+        if command in self.failures:
+            dialog.show_failure(self.failures[command])
         return dialog

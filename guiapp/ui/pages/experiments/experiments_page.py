@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QWidget,
 )
 
 from guiapp.core.errors import UserError
@@ -64,10 +63,8 @@ class ExperimentsPage(Page):
         "a table and in plots, live while the experiment runs; stop it and resume it."
     )
     icon = SP.SP_FileDialogDetailedView
-    #: show a trial's run folder in the Runs page: folder, name
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def build(self) -> None:
         self.history = ExperimentHistory()
         self.tail: EventsTail | None = None
         self.job: CliJob | None = None

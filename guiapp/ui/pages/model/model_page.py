@@ -53,9 +53,7 @@ class ModelPage(SpecFiles, UndoableEdits, LayerListEditing, Page):
     )
     icon = SP.SP_FileDialogDetailedView
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._project: Project | None = None
+    def build(self) -> None:
         self.index = -1  # the edited entry of project.models
         self.errors: list[dict[str, Any]] = []
         self._generation = 0

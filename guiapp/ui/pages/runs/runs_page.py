@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTableWidgetItem,
-    QWidget,
 )
 
 from guiapp.core.predict import PredictionFilter
@@ -66,12 +65,8 @@ class RunsPage(RunsList, RunExport, Page):
     )
     icon = SP.SP_FileDialogListView
     COLUMNS = ("Run", "Status", "Dataset", "Model", "Best val acc", "Duration", "Rows/s")
-    #: rows, title, dataset path, predictions file, the ``PredictionFilter`` they are (or
-    #: None): the window shows them in the Browser, its controls set to that filter
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._project: Project | None = None
+    def build(self) -> None:
         self.runs: dict[str, dict[str, Any]] = {}
         self._shown_key: list[tuple[str, str]] = []
         self._refresh_soon = QTimer(self)  # project_updated's refresh, coalesced

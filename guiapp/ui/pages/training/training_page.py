@@ -54,9 +54,7 @@ class TrainingPage(DetachedRuns, Page):
     )
     icon = SP.SP_ComputerIcon
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._project: Project | None = None
+    def build(self) -> None:
         self.job: CliJob | None = None
         self.tail: EventsTail | None = None
         self.followed = None
