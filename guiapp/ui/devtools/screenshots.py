@@ -23,15 +23,8 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
-from guiapp.core.requests import (
-    GenerateRequest,
-    ImportRequest,
-    Request,
-    gui_request_path,
-    request_argv,
-    save_request,
-)
-from guiapp.ui.jobs.cli_job import CliJob
+from guiapp.core.requests import GenerateRequest, ImportRequest
+from guiapp.ui.jobs.request_job import request_job
 from guiapp.ui.main_window import MainWindow
 from guiapp.ui.pages import BrowserPage, DatasetsPage, ModelPage, RunsPage, TrainingPage
 
@@ -63,13 +56,6 @@ class Driver:
             time.sleep(0.02)
 
 
-def request_job(name: str, req: Request, out: Path, resumable: bool = False) -> CliJob:
-    """The job that runs ``req`` as the Import and Generate dialogs start one: the request
-    saved beside its output ``out``, the job running ``--request FILE``."""
-    path = save_request(gui_request_path(out), req)
-    return CliJob(name, req.COMMAND, request_argv(path, req), resumable=resumable)
-
-
 def shoot_failure_and_quit(
     window: MainWindow, drive: Driver, work: Path, shoot: Callable[..., None]
 ) -> None:
@@ -80,14 +66,14 @@ def shoot_failure_and_quit(
     csv.write_text(BAD_CSV)
     bad_out = work / "bad.h5"
     bad_req = ImportRequest(src=str(csv), out=str(bad_out), format="csv")
-    bad = request_job("import bad", bad_req, bad_out)
+    bad = request_job(bad_req, bad_out, name="import bad")
     window.page_of(DatasetsPage).start_dataset_job(bad, bad_out)
     drive.wait(lambda: window.jobs_panel.error_panel.isVisible(), "the error panel")
     shoot("error-panel")
 
     big = work / "big.h5"
     big_req = GenerateRequest(out=str(big), n=3_000_000, shape="8x8", shard_rows=100_000)
-    job = request_job("generate big", big_req, big, resumable=True)
+    job = request_job(big_req, big, name="generate big", resumable=True)
     window.page_of(DatasetsPage).start_dataset_job(job, big)
     drive.wait(lambda: job.last_event.get("event") == "progress", "the generation")
     shots: list[bool] = []

@@ -21,7 +21,6 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDialog,
     QDoubleSpinBox,
     QFormLayout,
     QFrame,
@@ -46,14 +45,13 @@ from guiapp.core.genomes import source as genomes
 from guiapp.core.requests import (
     GenerateRequest,
     controls,
-    gui_request_path,
-    request_argv,
-    save_request,
     to_argv,
 )
 from guiapp.core.store.format import SAMPLE_DTYPES
 from guiapp.ui.background import BackgroundCalls
+from guiapp.ui.dialogs.request_dialog import RequestDialog
 from guiapp.ui.jobs.cli_job import CliJob, format_eta
+from guiapp.ui.jobs.request_job import request_job
 from guiapp.ui.widgets.augment_form import PREVIEW_ROWS, OfflineAugmentForm
 from guiapp.ui.widgets.failure_controls import clear_mark, point_at
 from guiapp.ui.widgets.form_fields import FileField, parse_count
@@ -84,7 +82,7 @@ PARAM_HELP = {
 }
 
 
-class GenerateDialog(QDialog):
+class GenerateDialog(RequestDialog):
     """Builds a :class:`GenerateRequest` (:meth:`request`); ``job_ready(job, out)`` when the
     user starts it: the job runs the request, saved beside the output."""
 
@@ -367,11 +365,6 @@ class GenerateDialog(QDialog):
             overwrite=self.overwrite.isChecked(),
         )
 
-    def cli_args(self) -> list[str]:
-        """The arguments of ``guiapp generate`` the form's request stands for (ValueError:
-        what to fix); the job itself runs the saved request."""
-        return to_argv(self.request())
-
     def checked_request(self) -> GenerateRequest | None:
         """Check the form (built-ins fully, with the core's checks); show what is wrong and
         return None, or the request."""
@@ -405,17 +398,16 @@ class GenerateDialog(QDialog):
         req = self.checked_request()
         return None if req is None else to_argv(req)
 
-    def _job_args(self, req: GenerateRequest) -> list[str] | None:
-        """Save ``req`` beside its output (``.OUT.request.json``, atomically) and return the
-        job's arguments that run it (None: the form says why it could not be saved)."""
+    def _request_job(self, req: GenerateRequest, **job: Any) -> CliJob | None:
+        """The job that runs ``req``, saved beside its output (``.OUT.request.json``,
+        atomically; None: the form says why it could not be saved)."""
         from guiapp.core.errors import UserError
 
         try:
-            path = save_request(gui_request_path(req.out), req)
+            return request_job(req, req.out, **job)
         except (OSError, UserError) as exc:
             self.show_message(f"Output: cannot save the job's request ({exc})", error=True)
             return None
-        return request_argv(path, req)
 
     def preview_genomes(self) -> None:
         """A few rows as the genomes source cuts them: bases and tokens (worker thread)."""
@@ -565,10 +557,9 @@ class GenerateDialog(QDialog):
         if req is None or not self._user_file_approved():
             return None
         out = resolve_output(self.data_folder, req.out)
-        args = self._job_args(req.replace(out=str(out), plan=True))
-        if args is None:
+        job = self._request_job(req.replace(out=str(out), plan=True), name="plan", parent=self)
+        if job is None:
             return None
-        job = CliJob("plan", "generate", args, parent=self)
         job.working_dir = str(self.data_folder.parent)
         job.event.connect(self._plan_event)
         job.finished.connect(self._plan_finished)
@@ -613,10 +604,9 @@ class GenerateDialog(QDialog):
         if req is None or not self._user_file_approved():
             return None
         out = resolve_output(self.data_folder, self.output.path())
-        args = self._job_args(req.replace(out=str(out)))
-        if args is None:
+        job = self._request_job(req.replace(out=str(out)), resumable=True)
+        if job is None:
             return None
-        job = CliJob(f"generate {out.name}", "generate", args, resumable=True)
         self.job_ready.emit(job, out)
         self.accept()
         return job

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -38,16 +37,11 @@ from PySide6.QtWidgets import (
 from guiapp.core.events import Failure
 from guiapp.core.importers.preview import TEXT_FORMATS, PreviewRow, guess_format, preview
 from guiapp.core.importers.sources import FORMATS
-from guiapp.core.requests import (
-    ImportRequest,
-    controls,
-    gui_request_path,
-    request_argv,
-    save_request,
-    to_argv,
-)
+from guiapp.core.requests import ImportRequest, controls
 from guiapp.core.store.format import SAMPLE_DTYPES
+from guiapp.ui.dialogs.request_dialog import RequestDialog
 from guiapp.ui.jobs.cli_job import CliJob
+from guiapp.ui.jobs.request_job import request_job
 from guiapp.ui.widgets.failure_controls import clear_mark, point_at
 from guiapp.ui.widgets.form_fields import FileField
 from guiapp.ui.widgets.form_state import form_values, set_form_values
@@ -80,7 +74,7 @@ def skipped_text(summary: dict[str, Any]) -> str | None:
     return text
 
 
-class ImportDialog(QDialog):
+class ImportDialog(RequestDialog):
     """Builds an :class:`ImportRequest` (:meth:`request`); ``job_ready(job, out)`` when the
     user starts it: the job runs the request, saved beside the output."""
 
@@ -381,11 +375,6 @@ class ImportDialog(QDialog):
             overwrite=self.overwrite.isChecked(),
         )
 
-    def cli_args(self) -> list[str]:
-        """The arguments of ``guiapp import`` the form's request stands for (ValueError:
-        what to fix); the job itself runs the saved request."""
-        return to_argv(self.request())
-
     def _class_names(self) -> list[str] | None:
         names = [c.strip() for c in self.class_names.text().split(",") if c.strip()]
         return names or None
@@ -411,14 +400,13 @@ class ImportDialog(QDialog):
             out = resolve_output(self.data_folder, req.out)
             req = req.replace(out=str(out))
             req.check()
-            path = save_request(gui_request_path(out), req)
+            job = request_job(req, out)
         except ValueError as exc:
             self._show_error(str(exc))
             return None
         except (OSError, UserError) as exc:
             self._show_error(f"Output: cannot save the job's request ({exc})")
             return None
-        job = CliJob(f"import {out.name}", "import", request_argv(path, req))
         job.event.connect(self._job_event)
         self.job_ready.emit(job, out)
         self.message.setText("")

@@ -19,7 +19,6 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDialog,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -35,16 +34,11 @@ from PySide6.QtWidgets import (
 
 from guiapp.core.predict import PredictionTable
 from guiapp.core.predict.output import write_csv
-from guiapp.core.requests import (
-    PredictRequest,
-    controls,
-    gui_request_path,
-    request_argv,
-    save_request,
-    to_argv,
-)
+from guiapp.core.requests import PredictRequest, controls
 from guiapp.ui.background import BackgroundCalls
+from guiapp.ui.dialogs.request_dialog import RequestDialog
 from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
+from guiapp.ui.jobs.request_job import request_job
 from guiapp.ui.widgets.failure_controls import clear_mark, point_at
 from guiapp.ui.widgets.form_fields import FileField
 from guiapp.ui.widgets.outputs import (
@@ -73,7 +67,7 @@ def group_rows(path: str) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-class PredictDialog(QDialog):
+class PredictDialog(RequestDialog):
     """``job_ready(job)`` when started; ``open_in_browser(rows, title, dataset, predictions)``."""
 
     job_ready = Signal(object)
@@ -222,11 +216,6 @@ class PredictDialog(QDialog):
             rc_average=self.rc_average.isChecked(),
         )
 
-    def cli_args(self) -> list[str]:
-        """The arguments of ``guiapp predict`` the form's request stands for (ValueError:
-        what to fix); the job itself runs the saved request."""
-        return to_argv(self.request())
-
     def start(self) -> CliJob | None:
         from guiapp.core.errors import UserError
 
@@ -235,11 +224,10 @@ class PredictDialog(QDialog):
             req = self.request()
             # beside the output, atomically: ``.PRED.request.json`` (the job, once it runs,
             # keeps its own ``PRED.request.json``)
-            path = save_request(gui_request_path(req.out), req)
+            job = request_job(req, req.out)
         except (ValueError, OSError, UserError) as exc:
             self.message.setText(str(exc))
             return None
-        job = CliJob(f"predict {Path(req.out).name}", "predict", request_argv(path, req))
         job.progress.connect(self._progress)
         job.event.connect(self._event)
         job.finished.connect(self._finished)

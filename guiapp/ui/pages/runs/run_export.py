@@ -11,10 +11,11 @@ from typing import Any
 
 from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox
 
-from guiapp.core.requests import ExportRequest, gui_request_path, request_argv, save_request
+from guiapp.core.requests import ExportRequest
 from guiapp.core.train.run_files import checkpoint_text, model_folder
 from guiapp.core.units import human_bytes
 from guiapp.ui.jobs.cli_job import CliJob
+from guiapp.ui.jobs.request_job import request_job
 from guiapp.ui.pages.base import PagePart
 from guiapp.ui.widgets.outputs import (
     export_folder,
@@ -93,9 +94,7 @@ def export_request(info: dict[str, Any], target: str) -> ExportRequest:
 def export_job(info: dict[str, Any], target: str) -> CliJob:
     """The (not yet started) job that runs :func:`export_request`, saved beside the
     target (OSError or UserError: it could not be saved)."""
-    req = export_request(info, target)
-    path = save_request(gui_request_path(target), req)
-    return CliJob(f"export {Path(target).name}", "export", request_argv(path, req), events=False)
+    return request_job(export_request(info, target), target, events=False)
 
 
 def export_summary(output: str) -> str:
