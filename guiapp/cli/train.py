@@ -232,11 +232,7 @@ def build_spec(args: argparse.Namespace) -> Any:
     given = {k: getattr(args, k) for k in OPTION_FIELDS if getattr(args, k) is not None}
     if args.spec or (args.resume and args.out and not (args.data or args.model or args.project)):
         spec = ExperimentSpec.load(args.spec) if args.spec else ExperimentSpec.of_folder(args.out)
-        runtime = {
-            k: v
-            for k, v in given.items()
-            if k in ("devices", "log_every", "epochs", "steps_per_call", "cluster", "worker_index")
-        }
+        runtime = {k: v for k, v in given.items() if k in RUNTIME_FIELDS}
         spec.base = dataclasses.replace(spec.base, **runtime)
         if args.parallel_trials:
             spec.parallel_trials = True
