@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import math
 import os
 import sys
 import traceback
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
 from ..core.errors import Cancelled, UserError
+from ..core.events import finite_json
 from ..core.logs import log_dir
 
 if TYPE_CHECKING:
@@ -51,18 +51,6 @@ def write_crash_log(exc: BaseException) -> Path | None:
         return path
     except OSError:
         return None
-
-
-def finite_json(obj: Any) -> Any:
-    """``obj`` with every NaN or infinite float replaced by None (JSON's null): standard JSON
-    has no NaN or Infinity, and other programs' parsers refuse them."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: finite_json(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [finite_json(v) for v in obj]
-    return obj
 
 
 def print_json(obj: Any) -> None:

@@ -14,6 +14,7 @@ in one process read it once.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -57,12 +58,7 @@ class CacheChoice:
     reason: str
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "bytes": self.nbytes,
-            "available_bytes": self.available,
-            "reason": self.reason,
-        }
+        return dataclasses.asdict(self)
 
 
 def choose(ds: Dataset, mode: str, share: float) -> CacheChoice:
