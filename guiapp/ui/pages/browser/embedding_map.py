@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from guiapp.core.explain.embed import read_embedding
 from guiapp.ui.background import BackgroundCalls
+from guiapp.ui.pages.browser.rows_window import RowsWindow
 
 #: Ten distinct colours (matplotlib's tab10), class i gets colour i % 10.
 PALETTE = np.array(
@@ -106,16 +107,11 @@ def bin_view(
     return raster(data["pca"], colour, palette, rect, w, h)
 
 
-class EmbeddingMap(QWidget):
+class EmbeddingMap(RowsWindow):
     """A window over one embedding file: the map, its colouring and "Show in Browser"."""
 
-    #: rows to show in the Browser, a title, their dataset
-    rows_requested = Signal(object, str, str)
-
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, Qt.WindowType.Window)
-        self.setWindowTitle("Embedding map")
-        self.resize(720, 640)
+        super().__init__("Embedding map", (720, 640), parent)
         self.data: dict[str, Any] | None = None
         self.path = ""
         self.redraws = 0

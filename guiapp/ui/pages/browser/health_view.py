@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from guiapp.ui.background import BackgroundCalls
+from guiapp.ui.pages.browser.rows_window import RowsWindow
 
 
 def _report(data: str, model: str, labels_csv: str) -> dict[str, Any]:
@@ -37,16 +38,11 @@ def _rows(data: str, model: str, labels_csv: str, key: tuple[Any, ...]) -> Any:
         return rows_of(ds, health_config(model, data), key, labels_csv or None)
 
 
-class HealthView(QWidget):
+class HealthView(RowsWindow):
     """One dataset's health; click a number to see its rows."""
 
-    #: rows, a title, their dataset
-    rows_requested = Signal(object, str, str)
-
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, Qt.WindowType.Window)
-        self.setWindowTitle("Dataset health")
-        self.resize(640, 480)
+        super().__init__("Dataset health", (640, 480), parent)
         self.data = self.model = self.labels_csv = ""
         self.report: dict[str, Any] | None = None
         self.keys: dict[tuple[int, int], tuple[Any, ...]] = {}
