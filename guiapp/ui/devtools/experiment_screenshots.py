@@ -8,46 +8,41 @@ children (minutes on a CPU); the window then shows each one on the Experiments p
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from guiapp.core.project import DatasetRef, Project, RunEntry
+from guiapp.ui.devtools.cli_runs import generate, train
 from guiapp.ui.devtools.screenshots import Driver
-from guiapp.ui.jobs.cli_job import cli_prefix
 from guiapp.ui.main_window import MainWindow
 from guiapp.ui.pages import ExperimentsPage
 
-EXPERIMENTS = {
-    "experiments-kfold": ["--folds", "5", "--epochs", "3"],
-    "experiments-scaling": ["--fractions", "0.05,0.1,0.25,0.5,1.0", "--folds", "3"],
-    "experiments-sweep": ["--grid", "learning_rate=0.0003,0.001,0.003;dropout=0.1,0.4",
-                          "--epochs", "2"],
-}  # fmt: skip
-
-
-def run(*args: str) -> None:
-    done = subprocess.run([*cli_prefix(), *args], capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"guiapp {' '.join(args)}: {done.stderr[-2000:]}")
+EXPERIMENTS: dict[str, dict[str, Any]] = {
+    "experiments-kfold": {"folds": 5, "epochs": 3},
+    "experiments-scaling": {"fractions": [0.05, 0.1, 0.25, 0.5, 1.0], "folds": 3},
+    "experiments-sweep": {
+        "grid": {"learning_rate": [0.0003, 0.001, 0.003], "dropout": [0.1, 0.4]},
+        "epochs": 2,
+    },
+}
 
 
 def take_experiment_screenshots(app: QApplication, out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="guiapp-experiments-"))
     data = work / "cells.h5"
-    run("generate", str(data), "--generator", "patterns2d", "--n", "4000", "--seed", "3")
+    generate(data, "patterns2d", 4000, seed=3)
     project = Project.new(work / "experiments.gproj", "Experiments")
     project.datasets.append(DatasetRef("cells", data))
     for name, extra in EXPERIMENTS.items():
         folder = work / "runs" / name.removeprefix("experiments-")
-        run("train", "--data", str(data), "--model", "cnn2d-small", "--out", str(folder),
-            "--batch", "64", "--val", "0.2", *extra)  # fmt: skip
+        train(data, "cnn2d-small", folder, batch=64, val=0.2, **extra)
         project.runs.append(RunEntry(str(folder), name=folder.name, status="finished"))
     project.save()
     return retake(app, work, out)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,8 +25,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from guiapp.core.project import DatasetRef, ModelEntry, Project, RunEntry
 from guiapp.core.store import DatasetWriter
+from guiapp.ui.devtools.cli_runs import train as train_run
 from guiapp.ui.devtools.screenshots import Driver
-from guiapp.ui.jobs.cli_job import cli_prefix
 from guiapp.ui.main_window import MainWindow
 from guiapp.ui.pages import BrowserPage, RunsPage, TrainingPage
 from guiapp.ui.refcount_guard import guard_singletons
@@ -49,14 +48,8 @@ def dense(shape: list[int], classes: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def train(work: Path, data: Path, out: Path, shape: list[int], classes: int, *args: str) -> Path:
-    spec = work / f"{out.name}.json"
-    spec.write_text(json.dumps(dense(shape, classes)))
-    cmd = ["train", "--data", str(data), "--model", str(spec), "--out", str(out), *args]
-    done = subprocess.run([*cli_prefix(), *cmd], capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"guiapp {' '.join(cmd)}: {done.stderr[-2000:]}")
-    return out
+def train(data: Path, out: Path, shape: list[int], classes: int, **options: Any) -> Path:
+    return train_run(data, dense(shape, classes), out, **options)
 
 
 def images(path: Path, rows: int, seed: int, groups: bool = False) -> Path:
@@ -106,7 +99,7 @@ def shoot_import(out: Path, work: Path, drive: Driver) -> None:
 def shoot_runs(out: Path, work: Path, drive: Driver, names: list[str]) -> None:
     if "runs-groups" in names:
         data = images(work / "grouped.h5", 2000, 0, groups=True)
-        run = train(work, data, work / "runs" / "grouped", [25, 25], 5, "--epochs", "3")
+        run = train(data, work / "runs" / "grouped", [25, 25], 5, epochs=3)
         project = Project.new(work / "g.gproj", "Groups")
         project.datasets.append(DatasetRef("grouped", data))
         project.runs.append(RunEntry(str(run), name="grouped", dataset="grouped", model="dense"))
@@ -118,7 +111,7 @@ def shoot_runs(out: Path, work: Path, drive: Driver, names: list[str]) -> None:
         w.close()
     if "predictions-misclassified" in names:
         data = images(work / "cells.h5", 3000, 1)
-        run = train(work, data, work / "runs" / "cells", [25, 25], 5, "--epochs", "2")
+        run = train(data, work / "runs" / "cells", [25, 25], 5, epochs=2)
         project = Project.new(work / "c.gproj", "Cells")
         project.datasets.append(DatasetRef("cells", data))
         project.runs.append(RunEntry(str(run), name="cells", dataset="cells", model="dense"))
@@ -136,7 +129,7 @@ def shoot_runs(out: Path, work: Path, drive: Driver, names: list[str]) -> None:
         w.close()
     if {"training-kfold", "runs-kfold"} & set(names):
         data = images(work / "kfold.h5", 1500, 2)
-        run = train(work, data, work / "runs" / "cv", [25, 25], 5, "--folds", "3", "--epochs", "3")
+        run = train(data, work / "runs" / "cv", [25, 25], 5, folds=3, epochs=3)
         project = Project.new(work / "k.gproj", "Kfold")
         project.datasets.append(DatasetRef("kfold", data))
         project.runs.append(
