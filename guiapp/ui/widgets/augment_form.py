@@ -16,7 +16,8 @@ pipeline runs in TensorFlow) on a worker thread. No TensorFlow in the GUI.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, cast
 
 import numpy as np
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -164,11 +166,26 @@ class _AugmentForm(QWidget):
         self.calls.failed.connect(lambda _k, text: self._preview_failed(text))
         self._preview_key = 0
 
+    def _lay_out(self, *parts: QWidget | QLayout) -> None:
+        """The form's column: ``parts`` (its controls and its JSON text), then what both
+        forms show under them: the JSON's problem, Preview with its note, the preview."""
+        preview_row = QHBoxLayout()
+        preview_row.addWidget(self.preview_button)
+        preview_row.addWidget(self.preview_note, 1)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 0)
+        for part in (*parts, self.json_problem, preview_row, self.preview_grid):
+            if isinstance(part, QLayout):
+                col.addLayout(part)
+            else:
+                col.addWidget(part)
+
     # ------------------------------------------------------------------ to implement
     def spec(self) -> dict[str, Any] | None:
         raise NotImplementedError
 
-    def set_spec(self, spec: dict[str, Any] | None) -> None:
+    def _fill(self, spec: dict[str, Any]) -> None:
+        """Set the form's controls to ``spec`` (``{}``: augment nothing)."""
         raise NotImplementedError
 
     def _text(self) -> str:
@@ -178,15 +195,30 @@ class _AugmentForm(QWidget):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ two-way JSON
+    @contextmanager
+    def _syncing_now(self) -> Iterator[None]:
+        """While the form sets its text, or the text its form: no change echoes back."""
+        syncing, self._syncing = self._syncing, True
+        try:
+            yield
+        finally:
+            self._syncing = syncing
+
+    def set_spec(self, spec: dict[str, Any] | None) -> None:
+        """Show ``spec`` (None: augment nothing) in the form, and in the text unless the
+        text is what set it."""
+        syncing = self._syncing
+        with self._syncing_now():
+            self._fill(spec or {})
+        if not syncing:
+            self._form_changed()
+
     def _form_changed(self) -> None:
         if self._syncing:
             return
         spec = self.spec()
-        self._syncing = True
-        try:
+        with self._syncing_now():
             self._set_text(self._dump(spec) if spec else "")
-        finally:
-            self._syncing = False
         self.json_problem.setVisible(False)
         self.changed.emit()
 
@@ -213,11 +245,8 @@ class _AugmentForm(QWidget):
             self.json_problem.setVisible(True)
         else:
             self.json_problem.setVisible(False)
-            self._syncing = True
-            try:
+            with self._syncing_now():
                 self.set_spec(value)
-            finally:
-                self._syncing = False
         self.changed.emit()
 
     def problem_of(self, value: Any) -> str:
@@ -388,18 +417,7 @@ class OfflineAugmentForm(_AugmentForm):
         top.addStretch(1)
         top.addWidget(self.add_op)
         top.addWidget(self.add_button)
-        preview_row = QHBoxLayout()
-        preview_row.addWidget(self.preview_button)
-        preview_row.addWidget(self.preview_note, 1)
-        col = QVBoxLayout(self)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.addLayout(top)
-        col.addLayout(self.ops_box)
-        col.addWidget(QLabel("As JSON (edit either):"))
-        col.addWidget(self.json_text)
-        col.addWidget(self.json_problem)
-        col.addLayout(preview_row)
-        col.addWidget(self.preview_grid)
+        self._lay_out(top, self.ops_box, QLabel("As JSON (edit either):"), self.json_text)
 
     def append_op(self, name: str, values: dict[str, Any] | None = None) -> OpRow:
         row = OpRow(name, values)
@@ -425,19 +443,12 @@ class OfflineAugmentForm(_AugmentForm):
             return None
         return {"copies": self.copies.value(), "ops": [r.values() for r in self.rows]}
 
-    def set_spec(self, spec: dict[str, Any] | None) -> None:
-        syncing, self._syncing = self._syncing, True
-        try:
-            for row in list(self.rows):
-                self.remove_op(row)
-            spec = spec or {}
-            self.copies.setValue(int(spec.get("copies", 1)))
-            for op in spec.get("ops", []):
-                self.append_op(op["op"], op)
-        finally:
-            self._syncing = syncing
-        if not syncing:
-            self._form_changed()
+    def _fill(self, spec: dict[str, Any]) -> None:
+        for row in list(self.rows):
+            self.remove_op(row)
+        self.copies.setValue(int(spec.get("copies", 1)))
+        for op in spec.get("ops", []):
+            self.append_op(op["op"], op)
 
     def _text(self) -> str:
         return self.json_text.toPlainText()
@@ -555,16 +566,7 @@ class OnlineAugmentForm(_AugmentForm):
         self.text = QLineEdit()
         self.text.setPlaceholderText('JSON, e.g. {"flip_h": true}')
         self.text.textChanged.connect(self._text_changed)
-        preview_row = QHBoxLayout()
-        preview_row.addWidget(self.preview_button)
-        preview_row.addWidget(self.preview_note, 1)
-        col = QVBoxLayout(self)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.addLayout(form)
-        col.addWidget(self.text)
-        col.addWidget(self.json_problem)
-        col.addLayout(preview_row)
-        col.addWidget(self.preview_grid)
+        self._lay_out(form, self.text)
 
     def fit_to(self, shape: tuple[int, ...], dtype: str) -> None:
         """Grey the fields that cannot act on samples of this shape and dtype, saying why
@@ -595,19 +597,12 @@ class OnlineAugmentForm(_AugmentForm):
                 out[key] = round(widget.value(), 6)
         return out or None
 
-    def set_spec(self, spec: dict[str, Any] | None) -> None:
-        syncing, self._syncing = self._syncing, True
-        try:
-            spec = spec or {}
-            for key, widget in self.fields.items():
-                if isinstance(widget, QCheckBox):
-                    widget.setChecked(bool(spec.get(key, False)))
-                elif isinstance(widget, QDoubleSpinBox):
-                    widget.setValue(float(spec.get(key, 0.0)))
-        finally:
-            self._syncing = syncing
-        if not syncing:
-            self._form_changed()
+    def _fill(self, spec: dict[str, Any]) -> None:
+        for key, widget in self.fields.items():
+            if isinstance(widget, QCheckBox):
+                widget.setChecked(bool(spec.get(key, False)))
+            elif isinstance(widget, QDoubleSpinBox):
+                widget.setValue(float(spec.get(key, 0.0)))
 
     def _text(self) -> str:
         return self.text.text()
