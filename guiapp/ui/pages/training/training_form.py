@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar
 
+from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -231,6 +232,18 @@ class TrainingForm(QGroupBox):
                         f"template {value} cannot fit {ds.path}: {exc}", option="--model"
                     ) from None
         return dict(project.models[value].spec or {})
+
+    def split_signals(self) -> tuple[SignalInstance, ...]:
+        """The changes of the controls that decide the split (:meth:`split_config` reads
+        them): the dataset, the split and its fractions, folds and groups."""
+        return (
+            self.dataset.currentIndexChanged,
+            self.split.currentIndexChanged,
+            self.split_by.currentIndexChanged,
+            self.val.valueChanged,
+            self.test.valueChanged,
+            self.folds.valueChanged,
+        )
 
     def split_config(self) -> TrainConfig | None:
         """The form's split settings as a config (no model), or None without a dataset."""

@@ -109,13 +109,9 @@ class TrainingPage(DetachedRuns, Page):
         self._rows_of: dict[str, tuple[int, tuple[int, ...], str]] = {}
         f = self.form
         for signal in (
-            f.dataset.currentIndexChanged,
+            *f.split_signals(),
             f.model.currentIndexChanged,
             f.name.textChanged,
-            f.split.currentIndexChanged,
-            f.val.valueChanged,
-            f.test.valueChanged,
-            f.folds.valueChanged,
             f.batch.valueChanged,
             f.max_steps.valueChanged,
             f.devices.currentTextChanged,
@@ -167,15 +163,7 @@ class TrainingPage(DetachedRuns, Page):
         self._split_timer.setSingleShot(True)
         self._split_timer.setInterval(300)
         self._split_timer.timeout.connect(self._preview_split)
-        f = self.form
-        for signal in (
-            f.dataset.currentIndexChanged,
-            f.split.currentIndexChanged,
-            f.split_by.currentIndexChanged,
-            f.val.valueChanged,
-            f.test.valueChanged,
-            f.folds.valueChanged,
-        ):
+        for signal in self.form.split_signals():
             signal.connect(self._split_timer.start)
         self.ticker = self.every(100, self._tick)
         self._update_buttons()
