@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
     QGroupBox,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMessageBox,
@@ -56,7 +55,7 @@ from guiapp.ui.widgets.augment_form import PREVIEW_ROWS, OfflineAugmentForm
 from guiapp.ui.widgets.failure_controls import clear_mark, point_at
 from guiapp.ui.widgets.form_fields import FileField, parse_count
 from guiapp.ui.widgets.form_state import form_values, set_form_values
-from guiapp.ui.widgets.layouts import wrapping_label
+from guiapp.ui.widgets.layouts import STRETCH, row_layout, wrapping_label
 from guiapp.ui.widgets.outputs import check_dataset_output, resolve_output
 
 #: The genomes source's parameters in the form (the manifest has its own picker).
@@ -194,11 +193,7 @@ class GenerateDialog(RequestDialog):
         self.plan_button.clicked.connect(self.run_plan)
         self.start_button.clicked.connect(self.start)
         cancel.clicked.connect(self.reject)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.plan_button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.start_button)
-        buttons.addWidget(cancel)
+        buttons = row_layout(self.plan_button, STRETCH, self.start_button, cancel)
 
         self.augment_label = QLabel("")
         form.addRow("Augmentation", self.augment_label)

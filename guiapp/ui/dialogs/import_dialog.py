@@ -45,7 +45,7 @@ from guiapp.ui.jobs.request_job import request_job
 from guiapp.ui.widgets.failure_controls import clear_mark, point_at
 from guiapp.ui.widgets.form_fields import FileField
 from guiapp.ui.widgets.form_state import form_values, set_form_values
-from guiapp.ui.widgets.layouts import PROBLEM_COLOR
+from guiapp.ui.widgets.layouts import PROBLEM_COLOR, STRETCH, row_layout
 from guiapp.ui.widgets.outputs import (
     check_dataset_output,
     resolve_output,
@@ -210,10 +210,7 @@ class ImportDialog(RequestDialog):
         cancel = QPushButton("Cancel")
         self.start_button.clicked.connect(self.start)
         cancel.clicked.connect(self.reject)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(self.start_button)
-        buttons.addWidget(cancel)
+        buttons = row_layout(STRETCH, self.start_button, cancel)
 
         columns = QHBoxLayout()
         left = QVBoxLayout()

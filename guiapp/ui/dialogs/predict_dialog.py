@@ -41,6 +41,7 @@ from guiapp.ui.jobs.cli_job import CliJob, format_eta, format_rate
 from guiapp.ui.jobs.request_job import request_job
 from guiapp.ui.widgets.failure_controls import clear_mark, point_at
 from guiapp.ui.widgets.form_fields import FileField
+from guiapp.ui.widgets.layouts import STRETCH, row_layout
 from guiapp.ui.widgets.outputs import (
     export_folder,
     output_path_problem,
@@ -143,10 +144,9 @@ class PredictDialog(RequestDialog):
         self.csv_button.clicked.connect(self.export_csv)
         for b in (self.browser_button, self.csv_button):
             b.setEnabled(False)
-        buttons = QHBoxLayout()
-        for b in (self.start_button, self.stop_button, self.browser_button, self.csv_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
+        buttons = row_layout(
+            self.start_button, self.stop_button, self.browser_button, self.csv_button, STRETCH
+        )
         self.progress = QProgressBar()
         self.message = QLabel("")
         self.message.setWordWrap(True)

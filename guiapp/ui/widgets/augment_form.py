@@ -51,6 +51,7 @@ from guiapp.core.augment.registry import (
     ops_that_run,
 )
 from guiapp.ui.background import BackgroundCalls
+from guiapp.ui.widgets.layouts import STRETCH, row_layout
 from guiapp.ui.widgets.thumbnails import ColorScale, render
 
 #: Source samples for a preview: ``(x, captions)``, a few rows of the data to augment.
@@ -411,12 +412,7 @@ class OfflineAugmentForm(_AugmentForm):
         self.json_text.textChanged.connect(self._text_changed)
         self.copies.valueChanged.connect(self._form_changed)
 
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Copies"))
-        top.addWidget(self.copies)
-        top.addStretch(1)
-        top.addWidget(self.add_op)
-        top.addWidget(self.add_button)
+        top = row_layout("Copies", self.copies, STRETCH, self.add_op, self.add_button)
         self._lay_out(top, self.ops_box, QLabel("As JSON (edit either):"), self.json_text)
 
     def append_op(self, name: str, values: dict[str, Any] | None = None) -> OpRow:

@@ -1,15 +1,17 @@
-"""Small layout pieces the pages share: a column of widgets in one widget, a splitter of
-widgets, a wrapping label (red for a problem the user must fix)."""
+"""Small layout pieces the pages share: a column of widgets in one widget, a row of
+widgets, a splitter of widgets, a wrapping label (red for a problem the user must fix)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 #: the colour of a problem the user must fix, wherever it is shown
 PROBLEM_COLOR = "#c62828"
+#: in a :func:`row_layout`: the room left over, which pushes what follows to the right end
+STRETCH = None
 
 
 def column(*widgets: QWidget) -> QWidget:
@@ -19,6 +21,20 @@ def column(*widgets: QWidget) -> QWidget:
     for i, w in enumerate(widgets):
         col.addWidget(w, 1 if i == len(widgets) - 1 else 0)
     return box
+
+
+def row_layout(*items: QWidget | str | None) -> QHBoxLayout:
+    """A row of ``items``, left to right: widgets, texts (each a label) and
+    :data:`STRETCH`."""
+    layout = QHBoxLayout()
+    for item in items:
+        if item is STRETCH:
+            layout.addStretch(1)
+        elif isinstance(item, str):
+            layout.addWidget(QLabel(item))
+        else:
+            layout.addWidget(item)
+    return layout
 
 
 def wrapping_label(*, problem: bool = False) -> QLabel:

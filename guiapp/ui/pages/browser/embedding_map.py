@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, QTimer
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from guiapp.core.explain.embed import read_embedding
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.pages.browser.rows_window import RowsWindow
+from guiapp.ui.widgets.layouts import STRETCH, row_layout
 
 #: Ten distinct colours (matplotlib's tab10), class i gets colour i % 10.
 PALETTE = np.array(
@@ -138,13 +139,8 @@ class EmbeddingMap(RowsWindow):
         self._timer.timeout.connect(self.redraw)
         self.calls = BackgroundCalls(threads=1, parent=self, done=self._done)
         self.calls.failed.connect(self._failed)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("colour by"))
-        top.addWidget(self.colour_by)
-        top.addStretch(1)
-        top.addWidget(self.show_button)
         layout = QVBoxLayout(self)
-        layout.addLayout(top)
+        layout.addLayout(row_layout("colour by", self.colour_by, STRETCH, self.show_button))
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.info)
 

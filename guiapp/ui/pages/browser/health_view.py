@@ -9,7 +9,6 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QTableWidget,
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from guiapp.ui.background import BackgroundCalls
 from guiapp.ui.pages.browser.rows_window import RowsWindow
+from guiapp.ui.widgets.layouts import STRETCH, row_layout
 
 
 def _report(data: str, model: str, labels_csv: str) -> dict[str, Any]:
@@ -60,10 +60,7 @@ class HealthView(RowsWindow):
         )
         self.issues_button = QPushButton("")
         self.issues_button.clicked.connect(lambda: self.request(("issues",), "likely mislabeled"))
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.duplicates_button)
-        buttons.addWidget(self.issues_button)
-        buttons.addStretch(1)
+        buttons = row_layout(self.duplicates_button, self.issues_button, STRETCH)
         layout = QVBoxLayout(self)
         layout.addWidget(self.info)
         layout.addWidget(QLabel("Rows per class and split (click a number for its rows)"))
