@@ -20,9 +20,10 @@ from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
 from guiapp.core.errors import UserError
 from guiapp.core.project import Project, ProjectError
-from guiapp.core.requests import GenerateRequest, gui_request_path, request_argv, save_request
+from guiapp.core.requests import GenerateRequest
 from guiapp.core.store.dataset import read_info
 from guiapp.ui.jobs.cli_job import CliJob
+from guiapp.ui.jobs.request_job import request_job
 from guiapp.ui.pages import DatasetsPage, ModelPage, TrainingPage
 
 if TYPE_CHECKING:
@@ -141,13 +142,10 @@ class DemoBuilder(QObject):
             out=str(data), n=_env_int("GUIAPP_DEMO_ROWS", ROWS), seed=1, resume=data.exists()
         )
         try:  # saved beside the dataset and run as the Generate dialog's jobs are
-            path = save_request(gui_request_path(data), req)
+            job = request_job(req, data, name=f"generate {DATASET} (demo)", resumable=True)
         except (OSError, UserError) as exc:
             self._fail(f"cannot save the demo's generation request ({exc})")
             return
-        job = CliJob(
-            f"generate {DATASET} (demo)", "generate", request_argv(path, req), resumable=True
-        )
         job.finished.connect(self._after)
         self.jobs.append(job)
         datasets = self.window.page_of(DatasetsPage)
