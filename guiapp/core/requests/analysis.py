@@ -20,13 +20,19 @@ _EVENTS = "'-' to print JSON-line events on stdout"
 
 
 @dataclass(frozen=True, kw_only=True)
-class ExplainRequest(Request):
+class _ModelRequest(Request):
+    """A job that runs a trained model (a run's best or last, or a MODEL.keras file)."""
+
+    model: str = opt(path=True, help="a run folder or a MODEL.keras file")
+    which: str = opt("best", choices=("best", "last"), help="a run's model")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExplainRequest(_ModelRequest):
     """``guiapp explain``: attribution maps of chosen rows."""
 
     COMMAND: ClassVar[str] = "explain"
 
-    model: str = opt(path=True, help="a run folder or a MODEL.keras file")
-    which: str = opt("best", choices=("best", "last"), help="a run's model")
     data: str = opt(path=True, help="the dataset NAME.h5 the rows are in")
     #: ``3,10-12`` (as typed on the command line)
     rows: str = opt(help="rows, e.g. 3,10-12 (at most 10,000)")
@@ -42,13 +48,11 @@ class ExplainRequest(Request):
 
 
 @dataclass(frozen=True, kw_only=True)
-class EmbedRequest(Request):
+class EmbedRequest(_ModelRequest):
     """``guiapp embed``: each row's penultimate-layer activations and a 2-D map."""
 
     COMMAND: ClassVar[str] = "embed"
 
-    model: str = opt(path=True, help="a run folder or a MODEL.keras file")
-    which: str = opt("best", choices=("best", "last"), help="a run's model")
     data: str = opt(path=True, help="the dataset NAME.h5")
     out: str = opt(path=True, help="EMB.h5 to write")
     split: str = opt("all", choices=("all", "train", "val", "test"))
