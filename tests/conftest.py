@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from guiapp.bench.specs import classifier  # noqa: E402
 from guiapp.core.store import DatasetWriter  # noqa: E402
 
 CLASSES = ["ring", "blob", "stripe", "edge", "noise"]
@@ -66,6 +68,49 @@ def generated(path: Path, generator: str, n: int, *extra: Any) -> Path:
     r = guiapp("generate", path, "--generator", generator, "--n", n, "--seed", 3, *extra)
     assert r.returncode == 0, r.stderr
     return path
+
+
+def imported(src: Path, out: Path, *extra: Any) -> Path:
+    """OUT made by `guiapp import SRC OUT EXTRA`; fails the test if not."""
+    r = guiapp("import", src, out, *extra)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
+def trained(out: Path, data: Path, model: dict[str, Any] | str | Path, *extra: Any) -> Path:
+    """OUT made by `guiapp train --data DATA --model MODEL --out OUT EXTRA`, MODEL a template's
+    name, a spec file or a spec (written beside DATA as NAME.json first); fails the test if not."""
+    if isinstance(model, dict):
+        spec = data.with_name(f"{model['name']}.json")
+        spec.write_text(json.dumps(model))
+        model = str(spec)
+    r = guiapp("train", "--data", data, "--model", model, "--out", out, *extra)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
+def dense_spec(inputs: int, classes: int, units: int = 16, name: str = "dense") -> dict[str, Any]:
+    """A spec of two Dense layers (UNITS relu, CLASSES softmax) on vectors of INPUTS values,
+    Adam at 0.01 (the benches' :func:`~guiapp.bench.specs.classifier`)."""
+    layers = [{"type": "Dense", "units": units, "activation": "relu"},
+              {"type": "Dense", "units": classes, "activation": "softmax"}]  # fmt: skip
+    return classifier(name, [inputs], layers, learning_rate=0.01)
+
+
+def kmer_cnn(dim: int, filters: int, pooling: str, classes: int) -> Any:
+    """A small Keras model on 126 k-mer ids: Embedding(65521, DIM), Conv1D(FILTERS, 5), the
+    POOLING layer (a Keras layer's name), Dense(CLASSES, softmax)."""
+    import keras
+
+    return keras.Sequential(
+        [
+            keras.Input((126,), dtype="int32"),
+            keras.layers.Embedding(65521, dim),
+            keras.layers.Conv1D(filters, 5, activation="relu"),
+            getattr(keras.layers, pooling)(),
+            keras.layers.Dense(classes, activation="softmax"),
+        ]
+    )
 
 
 def fingerprint(folder: Path, *, mtimes: bool = False) -> dict[str, str]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import guiapp
+from conftest import guiapp, kmer_cnn
 
 from guiapp.core.generate import Source, resolve_config
 from guiapp.core.store import Dataset
@@ -269,15 +269,7 @@ def test_kmer1d_is_learnable() -> None:
     cfg = resolve_config("kmer1d", n=6000, seed=3, shard_rows=6000)
     x, y = rows(cfg)
     keras.utils.set_random_seed(0)
-    model = keras.Sequential(
-        [
-            keras.Input((126,), dtype="int32"),
-            keras.layers.Embedding(65521, 16),
-            keras.layers.Conv1D(32, 5, activation="relu"),
-            keras.layers.GlobalMaxPooling1D(),
-            keras.layers.Dense(5, activation="softmax"),
-        ]
-    )
+    model = kmer_cnn(16, 32, "GlobalMaxPooling1D", 5)
     model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
     model.fit(x[:5000].astype(np.int32), y[:5000], batch_size=32, epochs=1, verbose=0)
     acc = model.evaluate(x[5000:].astype(np.int32), y[5000:], verbose=0)[1]

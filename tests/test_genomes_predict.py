@@ -11,27 +11,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import guiapp
+from conftest import guiapp, kmer_cnn
+from conftest import trained as trained_run
 
+from guiapp.bench.specs import classifier
 from guiapp.core.augment.online import AugmentSpec, augment_numpy
 from guiapp.core.genomes.simulate import simulate_genomes, split_manifest
 from guiapp.core.genomes.tokenizer import Tokenizer, reverse_complement, tokenize
 
-MODEL = {
-    "name": "kmer-small",
-    "input": {"shape": [126], "dtype": "uint16"},
-    "layers": [
-        {"type": "Embedding", "input_dim": 65521, "output_dim": 16},
-        {"type": "Conv1D", "filters": 32, "kernel_size": 3, "activation": "relu"},
-        {"type": "GlobalMaxPooling1D"},
-        {"type": "Dense", "units": 3, "activation": "softmax"},
-    ],
-    "loss": "sparse_categorical_crossentropy",
-    "optimizer": {"type": "adam", "learning_rate": 0.01, "schedule": None},
-    "metrics": ["accuracy"],
-    "mixed_precision": False,
-    "seed": 0,
-}
+LAYERS = [
+    {"type": "Embedding", "input_dim": 65521, "output_dim": 16},
+    {"type": "Conv1D", "filters": 32, "kernel_size": 3, "activation": "relu"},
+    {"type": "GlobalMaxPooling1D"},
+    {"type": "Dense", "units": 3, "activation": "softmax"},
+]
+MODEL = classifier("kmer-small", [126], LAYERS, dtype="uint16", learning_rate=0.01)
 
 
 @pytest.fixture(scope="module")
@@ -45,14 +39,8 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     params = {"manifest": str(train), "reads_per_genome": 500, "errors": 0.005}
     r = guiapp("generate", data, "--generator", "genomes", "--params", json.dumps(params))
     assert r.returncode == 0, r.stderr
-    (folder / "model.json").write_text(json.dumps(MODEL))
-    run = folder / "run"
-    r = guiapp(
-        "train", "--data", data, "--model", folder / "model.json", "--out", run,
-        "--epochs", "2", "--batch", "64", "--val", "0.17", "--no-tensorboard",
-        "--augment", '{"reverse": true}',
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    run = trained_run(folder / "run", data, MODEL, "--epochs", "2", "--batch", "64", "--val",
+                      "0.17", "--no-tensorboard", "--augment", '{"reverse": true}')  # fmt: skip
     return run, test
 
 
@@ -109,15 +97,7 @@ def test_rc_average_gives_a_read_and_its_reverse_complement_the_same_probabiliti
     from guiapp.core.predict.engine import make_heads
 
     keras.utils.set_random_seed(0)
-    model = keras.Sequential(
-        [
-            keras.Input((126,), dtype="int32"),
-            keras.layers.Embedding(65521, 8),
-            keras.layers.Conv1D(8, 5, activation="relu"),
-            keras.layers.Flatten(),
-            keras.layers.Dense(3, activation="softmax"),
-        ]
-    )
+    model = kmer_cnn(8, 8, "Flatten", 3)
     tok = Tokenizer(12, True, "hash", 65521)
     reads = np.random.default_rng(2).integers(0, 4, (32, 137), dtype=np.uint8)
     fwd = tokenize(reads, tok).astype(np.int32)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import guiapp
+from conftest import guiapp, imported
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -354,8 +354,7 @@ def test_npy_dir_subfolders_and_stacks(tmp_path: Path) -> None:
     order = ["blob", "edge", "ring"]  # class names are the sorted folder names
     ys = [order.index(n) for n in names]
     out = tmp_path / "cells.h5"
-    r = guiapp("import", src, out, "--format", "npy-dir")
-    assert r.returncode == 0, r.stderr
+    imported(src, out, "--format", "npy-dir")
     _check_roundtrip(out, np.stack(xs), np.array(ys, np.int32), ["blob", "edge", "ring"])
 
 
@@ -369,18 +368,8 @@ def test_npy_dir_labels_csv(tmp_path: Path) -> None:
             np.save(src / f"s{i:02d}.npy", x[i])
             fh.write(f"s{i:02d}.npy,{i % 4}\n")
     out = tmp_path / "flat.h5"
-    r = guiapp(
-        "import",
-        src,
-        out,
-        "--format",
-        "npy-dir",
-        "--labels",
-        tmp_path / "labels.csv",
-        "--class-names",
-        "a,b,c,d",
-    )
-    assert r.returncode == 0, r.stderr
+    imported(src, out, "--format", "npy-dir", "--labels", tmp_path / "labels.csv",
+             "--class-names", "a,b,c,d")  # fmt: skip
     _check_roundtrip(out, x, np.arange(40, dtype=np.int32) % 4, ["a", "b", "c", "d"])
 
 
@@ -405,20 +394,8 @@ def test_npz_compressed_with_keys_and_range_check(tmp_path: Path) -> None:
     y = np.arange(3000) % 3
     np.savez_compressed(tmp_path / "d.npz", images=x, classes=y)
     out = tmp_path / "d.h5"
-    r = guiapp(
-        "import",
-        tmp_path / "d.npz",
-        out,
-        "--format",
-        "npz",
-        "--x-key",
-        "images",
-        "--y-key",
-        "classes",
-        "--dtype",
-        "uint16",
-    )
-    assert r.returncode == 0, r.stderr
+    imported(tmp_path / "d.npz", out, "--format", "npz", "--x-key", "images", "--y-key",
+             "classes", "--dtype", "uint16")  # fmt: skip
     _check_roundtrip(out, x.astype(np.uint16), y.astype(np.int32), ["0", "1", "2"])
     # The int64 default narrows to int32 with a range check: a too-large value is a row error.
     x[17, 3] = 2**40
@@ -443,37 +420,15 @@ def test_csv_header_names_and_tsv_indices(tmp_path: Path) -> None:
         for i in range(1000):
             w.writerow([f"GM_{i}", ",".join(map(str, x[i])), ["cat", "dog", "eel"][y[i]]])
     out = tmp_path / "c.h5"
-    r = guiapp(
-        "import",
-        tmp_path / "t.csv",
-        out,
-        "--format",
-        "csv",
-        "--label-field",
-        "class",
-        "--data-field",
-        "kmers",
-    )
-    assert r.returncode == 0, r.stderr
+    imported(tmp_path / "t.csv", out, "--format", "csv", "--label-field", "class",
+             "--data-field", "kmers")  # fmt: skip
     _check_roundtrip(out, x.astype(np.uint16), y.astype(np.int32), ["cat", "dog", "eel"])
     with open(tmp_path / "t.tsv", "w") as fh:
         for i in range(1000):
             fh.write(f"{y[i]}\t{' '.join(map(str, x[i]))}\n")  # space-separated data, no header
     out = tmp_path / "t.h5"
-    r = guiapp(
-        "import",
-        tmp_path / "t.tsv",
-        out,
-        "--format",
-        "tsv",
-        "--label-field",
-        "0",
-        "--data-field",
-        "1",
-        "--dtype",
-        "int32",
-    )
-    assert r.returncode == 0, r.stderr
+    imported(tmp_path / "t.tsv", out, "--format", "tsv", "--label-field", "0", "--data-field",
+             "1", "--dtype", "int32")  # fmt: skip
     _check_roundtrip(out, x.astype(np.int32), y.astype(np.int32), ["0", "1", "2"])
 
 

@@ -11,20 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import guiapp
+from conftest import dense_spec, guiapp, imported, trained
 
 from guiapp.core.explain.label_issues import assign, class_ranks, thresholds_of
 
 CLASSES = 4
-MODEL = {
-    "name": "points",
-    "input": {"shape": [16], "dtype": "float32"},
-    "layers": [{"type": "Dense", "units": 32, "activation": "relu"},
-               {"type": "Dense", "units": CLASSES, "activation": "softmax"}],
-    "loss": "sparse_categorical_crossentropy",
-    "optimizer": {"type": "adam", "learning_rate": 0.01},
-    "metrics": ["accuracy"],
-}  # fmt: skip
+MODEL = dense_spec(16, CLASSES, units=32, name="points")
 
 
 def noisy_points(path: Path, rows: int, flip: float, seed: int = 5) -> dict[str, tuple[int, int]]:
@@ -57,15 +49,9 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 def test_planted_label_noise_is_found_and_training_rows_refused(tmp_path: Path) -> None:
     truth = noisy_points(tmp_path / "points.jsonl", 2000, 0.05)
-    data = tmp_path / "points.h5"
-    r = guiapp("import", tmp_path / "points.jsonl", data, "--format", "jsonl",
-               "--keep-fields", "_id", "--dtype", "float32")  # fmt: skip
-    assert r.returncode == 0, r.stderr[-2000:]
-    (tmp_path / "m.json").write_text(json.dumps(MODEL))
-    cv = tmp_path / "cv"
-    r = guiapp("train", "--data", data, "--model", tmp_path / "m.json", "--out", cv,
-               "--folds", 5, "--epochs", 3, "--batch", 64)  # fmt: skip
-    assert r.returncode == 0, r.stderr[-2000:]
+    data = imported(tmp_path / "points.jsonl", tmp_path / "points.h5", "--format", "jsonl",
+                    "--keep-fields", "_id", "--dtype", "float32")  # fmt: skip
+    cv = trained(tmp_path / "cv", data, MODEL, "--folds", 5, "--epochs", 3, "--batch", 64)
 
     out = tmp_path / "labels.csv"
     r = guiapp("labels", "--experiment", cv, "--out", out, "--all")

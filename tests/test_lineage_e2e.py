@@ -12,18 +12,10 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from conftest import guiapp
+from conftest import dense_spec, guiapp, imported, trained
 
 GENOMES = 24
-MODEL = {
-    "name": "reads",
-    "input": {"shape": [16], "dtype": "float32"},
-    "layers": [{"type": "Dense", "units": 32, "activation": "relu"},
-               {"type": "Dense", "units": 4, "activation": "softmax"}],
-    "loss": "sparse_categorical_crossentropy",
-    "optimizer": {"type": "adam", "learning_rate": 0.01},
-    "metrics": ["accuracy"],
-}  # fmt: skip
+MODEL = dense_spec(16, 4, units=32, name="reads")
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +42,9 @@ def reads(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, tup
 
 def test_folds_by_accession_and_per_genome_results(reads, tmp_path: Path) -> None:
     src, by_id = reads
-    data = tmp_path / "reads.h5"
-    r = guiapp("import", src, data, "--format", "jsonl", "--group-field", "accession",
-               "--keep-fields", "_id,name")  # fmt: skip
-    assert r.returncode == 0, r.stderr[-2000:]
-    (tmp_path / "m.json").write_text(json.dumps(MODEL))
-    out = tmp_path / "cv"
-    r = guiapp("train", "--data", data, "--model", tmp_path / "m.json", "--out", out,
-               "--folds", 5, "--epochs", 2, "--batch", 64)  # fmt: skip
-    assert r.returncode == 0, r.stderr[-2000:]
+    data = imported(src, tmp_path / "reads.h5", "--format", "jsonl", "--group-field",
+                    "accession", "--keep-fields", "_id,name")  # fmt: skip
+    out = trained(tmp_path / "cv", data, MODEL, "--folds", 5, "--epochs", 2, "--batch", 64)
     fold_of: dict[str, int] = {}
     seen_ids: set[str] = set()
     fold_rows = []

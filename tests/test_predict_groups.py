@@ -11,24 +11,17 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from conftest import guiapp, killed_predict
+from conftest import guiapp, killed_predict, trained
 
+from guiapp.bench.specs import classifier
 from guiapp.core.predict import PredictionTable
 from guiapp.core.store import Dataset, DatasetWriter
 from guiapp.core.store import columns as cols
 
 CLASSES = ["alpha", "beta", "gamma"]
 GROUPS = 120
-MODEL = {
-    "name": "tiny",
-    "input": {"shape": [8, 8], "dtype": "float32"},
-    "layers": [{"type": "Flatten"}, {"type": "Dense", "units": 3, "activation": "softmax"}],
-    "loss": "sparse_categorical_crossentropy",
-    "optimizer": {"type": "adam", "learning_rate": 0.01, "schedule": None},
-    "metrics": ["accuracy"],
-    "mixed_precision": False,
-    "seed": 0,
-}
+LAYERS = [{"type": "Flatten"}, {"type": "Dense", "units": 3, "activation": "softmax"}]
+MODEL = classifier("tiny", [8, 8], LAYERS, learning_rate=0.01)
 
 
 def write_documents(path: Path) -> Path:
@@ -69,10 +62,7 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     data = write_documents(folder / "docs.h5")
     model = folder / "tiny.json"
     model.write_text(json.dumps(MODEL))
-    run = folder / "run"
-    r = guiapp("train", "--data", data, "--model", model, "--out", run,
-               "--batch", "64", "--epochs", "2", "--val", "0.3")  # fmt: skip
-    assert r.returncode == 0, r.stderr[-3000:]
+    run = trained(folder / "run", data, model, "--batch", "64", "--epochs", "2", "--val", "0.3")
     return data, model, run
 
 

@@ -14,9 +14,10 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
-from guiapp.core.project import DatasetRef, Project, RunEntry  # noqa: E402
+from guiapp.core.project import DatasetRef, ModelEntry, Project, RunEntry  # noqa: E402
 from guiapp.ui.close_guard import CloseGuard  # noqa: E402
 from guiapp.ui.main_window import MainWindow  # noqa: E402
+from guiapp.ui.pages.browser.browser_page import BrowserPage  # noqa: E402
 from guiapp.ui.refcount_guard import guard_singletons  # noqa: E402
 
 REAL_ASK_ABOUT_JOBS = CloseGuard._ask_about_jobs
@@ -182,17 +183,39 @@ def open_project(
     datasets: dict[str, Path] | None = None,
     runs: list[RunEntry] | None = None,
     *,
+    models: dict[str, dict[str, Any]] | None = None,
     saved: bool = False,
+    shown: bool = True,
 ) -> MainWindow:
-    """A shown main window on a new project TMP_PATH/p.gproj holding DATASETS (name -> file)
-    and RUNS; with SAVED, the project is saved and loaded back first, as a user reopens it."""
+    """A main window (shown unless not SHOWN) on a new project TMP_PATH/p.gproj holding
+    DATASETS (name -> file), RUNS and MODELS (name -> spec); with SAVED, the project is saved
+    and loaded back first, as a user reopens it."""
     project = Project.new(tmp_path / "p.gproj", name)
     project.datasets = [DatasetRef(key, path) for key, path in (datasets or {}).items()]
     project.runs.extend(runs or [])
+    project.models.extend(ModelEntry(key, spec) for key, spec in (models or {}).items())
     if saved:
         project.save()
         project = Project.load(tmp_path / "p.gproj")
     window = MainWindow(project)
     qtbot.addWidget(window)
-    window.show()
+    if shown:
+        window.show()
     return window
+
+
+def open_browser(
+    qtbot: Any, project: Project, timeout: int = 10_000
+) -> tuple[MainWindow, BrowserPage]:
+    """The window at 1100 x 720 on the Browser page, its first dataset open (its meta read
+    and row 0 shown within TIMEOUT ms)."""
+    w = MainWindow(project)
+    w.resize(1100, 720)
+    qtbot.addWidget(w)
+    w.show()
+    w.set_page(1)
+    page = w.page("Browser")
+    assert isinstance(page, BrowserPage)
+    qtbot.waitUntil(lambda: page.meta is not None, timeout=timeout)
+    qtbot.waitUntil(lambda: page.detail.row == 0, timeout=timeout)
+    return w, page

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import open_browser
 
 from guiapp.core.project import DatasetRef, Project
 from guiapp.ui.main_window import MainWindow
@@ -54,20 +55,6 @@ def browser(qtbot, tmp_path: Path, make_dataset) -> tuple[MainWindow, BrowserPag
         DatasetRef("vec", tmp_path / "vec.h5"),
     ]
     return open_browser(qtbot, project)
-
-
-def open_browser(qtbot, project: Project) -> tuple[MainWindow, BrowserPage]:
-    """The window at 1100 x 720 on the Browser page, its first dataset open."""
-    w = MainWindow(project)
-    w.resize(1100, 720)
-    qtbot.addWidget(w)
-    w.show()
-    w.set_page(1)
-    page = w.page("Browser")
-    assert isinstance(page, BrowserPage)
-    qtbot.waitUntil(lambda: page.meta is not None, timeout=10_000)
-    qtbot.waitUntil(lambda: page.detail.row == 0, timeout=10_000)
-    return w, page
 
 
 def all_visible_cached(page: BrowserPage) -> bool:

@@ -7,53 +7,28 @@ embed``) selects rows for the grid. The GUI process never imports TensorFlow."""
 from __future__ import annotations
 
 import csv
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import open_browser
 
 from guiapp.core.explain.job import read_explained
 from guiapp.core.project import DatasetRef, Project
-from guiapp.ui.main_window import MainWindow
-from guiapp.ui.pages.browser.browser_page import BrowserPage
+from tests.conftest import generated, trained
 
 LONG = 120_000
-ENV = {"TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
-
-
-def cli(*args: object) -> None:
-    import os
-
-    r = subprocess.run(
-        [sys.executable, "-m", "guiapp", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **ENV},
-        timeout=300,
-    )
-    assert r.returncode == 0, r.stderr[-2000:]
 
 
 @pytest.mark.timeout(300)
 def test_attribution_and_likely_mislabeled_in_the_browser(qtbot, tmp_path: Path) -> None:
-    data = tmp_path / "cells.h5"
-    cli("generate", data, "--generator", "patterns2d", "--n", 600, "--seed", 3)
-    run = tmp_path / "run"
-    cli("train", "--data", data, "--model", "cnn2d-small", "--out", run, "--epochs", 1,
-        "--batch", 32, "--max-steps", 6)  # fmt: skip
+    data = generated(tmp_path / "cells.h5", "patterns2d", 600)  # (seed 3)
+    run = trained(tmp_path / "run", data, "cnn2d-small", "--epochs", 1, "--batch", 32,
+                  "--max-steps", 6)  # fmt: skip
     project = Project.new(tmp_path / "p.gproj", "Explain")
     project.datasets = [DatasetRef("cells", data)]
-    window = MainWindow(project)
-    window.resize(1100, 720)
-    qtbot.addWidget(window)
-    window.show()
-    window.set_page(1)
-    page = window.page("Browser")
-    assert isinstance(page, BrowserPage)
-    qtbot.waitUntil(lambda: page.meta is not None, timeout=LONG)
-    qtbot.waitUntil(lambda: page.detail.row == 0, timeout=LONG)
+    _, page = open_browser(qtbot, project, LONG)
     view = page.detail.attribution
 
     # the run's predictions overlaid: its model explains; pick row 5, Explain

@@ -5,19 +5,16 @@ identical-rows button shows exactly those rows in the grid."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import open_browser
 
 from guiapp.core.explain.health import health_config, rows_of
 from guiapp.core.project import DatasetRef, Project
 from guiapp.core.store import Dataset
-from guiapp.ui.main_window import MainWindow
-from guiapp.ui.pages.browser.browser_page import BrowserPage
+from tests.conftest import imported
 
 LONG = 60_000
 
@@ -32,23 +29,12 @@ def test_health_numbers_open_their_rows(qtbot, tmp_path: Path) -> None:
     docs += [{**docs[i * 5], "g": f"g{(i * 5 + 7) % 20}"} for i in range(10)]  # copies
     with open(tmp_path / "d.jsonl", "w") as fh:
         fh.writelines(json.dumps(d) + "\n" for d in docs)
-    data = tmp_path / "d.h5"
-    r = subprocess.run(
-        [sys.executable, "-m", "guiapp", "import", str(tmp_path / "d.jsonl"), str(data),
-         "--format", "jsonl", "--group-field", "g"],
-        capture_output=True, text=True, timeout=120, env=os.environ,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr[-2000:]
+    data = imported(
+        tmp_path / "d.jsonl", tmp_path / "d.h5", "--format", "jsonl", "--group-field", "g"
+    )
     project = Project.new(tmp_path / "p.gproj", "Health")
     project.datasets = [DatasetRef("d", data)]
-    window = MainWindow(project)
-    window.resize(1100, 720)
-    qtbot.addWidget(window)
-    window.show()
-    window.set_page(1)
-    page = window.page("Browser")
-    assert isinstance(page, BrowserPage)
-    qtbot.waitUntil(lambda: page.detail.row == 0, timeout=LONG)
+    _, page = open_browser(qtbot, project, LONG)
     view = page.detail.attribution
     view.health_button.click()
     health = view.health

@@ -13,22 +13,15 @@ from pathlib import Path
 
 import pyqtgraph as pg
 import pytest
+from conftest import open_project
 
-from guiapp.core.project import DatasetRef, ModelEntry, Project, RunEntry
+from guiapp.core.project import RunEntry
 from guiapp.core.train.run_lock import run_active
-from guiapp.ui.main_window import MainWindow
 from guiapp.ui.pages.training.attempts import checkpoint_step
+from tests.conftest import dense_spec
 
 LONG = 120_000
-DENSE = {
-    "name": "dense",
-    "input": {"shape": [6], "dtype": "float32"},
-    "layers": [{"type": "Dense", "units": 16, "activation": "relu"},
-               {"type": "Dense", "units": 3, "activation": "softmax"}],
-    "loss": "sparse_categorical_crossentropy",
-    "optimizer": {"type": "adam", "learning_rate": 0.01},
-    "metrics": ["accuracy"],
-}  # fmt: skip
+DENSE = dense_spec(6, 3)
 
 
 def marks(plot: pg.PlotItem) -> list[str]:
@@ -44,12 +37,7 @@ def test_a_killed_run_is_failed_everywhere_and_resume_says_what_it_lost(
     qtbot, tmp_path: Path, make_dataset
 ) -> None:
     data = make_dataset(tmp_path / "d.h5", 4000, shape=(6,), classes=3)
-    project = Project.new(tmp_path / "p.gproj", "Crash")
-    project.datasets.append(DatasetRef("d", data))
-    project.models.append(ModelEntry("dense", DENSE))
-    window = MainWindow(project)
-    qtbot.addWidget(window)
-    window.show()
+    window = open_project(qtbot, tmp_path, "Crash", {"d": data}, models={"dense": DENSE})
     window.set_page(3)
     training = window.page("Training")
     assert training.form.select_model("dense")
@@ -132,13 +120,10 @@ def test_a_reopened_run_marks_its_earlier_attempts(qtbot, tmp_path: Path, make_d
     (folder / "events.jsonl").write_text(
         "".join(json.dumps({**e, "time": now}) + "\n" for e in events)
     )
-    project = Project.new(tmp_path / "p.gproj", "Attempts")
-    project.datasets.append(DatasetRef("d", data))
-    project.runs.append(RunEntry(str(folder), name="r", status="finished"))
-    window = MainWindow(project)
-    qtbot.addWidget(window)
+    run = RunEntry(str(folder), name="r", status="finished")
+    window = open_project(qtbot, tmp_path, "Attempts", {"d": data}, [run], shown=False)
     training = window.page("Training")
-    training.show_run(project.runs[-1])
+    training.show_run(window.project.runs[-1])
     qtbot.waitUntil(lambda: training.history.status == "finished", timeout=10_000)
     assert marks(training.plots.loss_plot) == ["attempt 1 died", "attempt 2 from here"]
     lines = [i for i in training.plots.loss_plot.items if isinstance(i, pg.InfiniteLine)]

@@ -4,8 +4,6 @@ the run split (a real run trained by ``guiapp train`` in a child process)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,16 +11,7 @@ from conftest import open_project
 
 from guiapp.core.project import RunEntry
 from guiapp.core.store import DatasetWriter
-
-DENSE = {
-    "name": "dense",
-    "input": {"shape": [6], "dtype": "float32"},
-    "layers": [{"type": "Dense", "units": 16, "activation": "relu"},
-               {"type": "Dense", "units": 3, "activation": "softmax"}],
-    "loss": "sparse_categorical_crossentropy",
-    "optimizer": {"type": "adam", "learning_rate": 0.01},
-    "metrics": ["accuracy"],
-}  # fmt: skip
+from tests.conftest import dense_spec, trained
 
 
 def test_runs_page_shows_per_row_and_per_group_evaluations(qtbot, tmp_path: Path) -> None:
@@ -34,15 +23,8 @@ def test_runs_page_shows_per_row_and_per_group_evaluations(qtbot, tmp_path: Path
     with DatasetWriter(data, sample_shape=(6,), dtype="float32", class_names=["a", "b", "c"],
                        columns={"group": "int64"}) as w:  # fmt: skip
         w.append(x, y, {"group": g})
-    spec = tmp_path / "dense.json"
-    spec.write_text(json.dumps(DENSE))
-    run = tmp_path / "runs" / "r1"
-    r = subprocess.run(
-        [sys.executable, "-m", "guiapp", "train", "--data", str(data), "--model", str(spec),
-         "--out", str(run), "--epochs", "2", "--batch", "32", "--val", "0.25"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr[-2000:]
+    run = trained(tmp_path / "runs" / "r1", data, dense_spec(6, 3), "--epochs", "2", "--batch",
+                  "32", "--val", "0.25")  # fmt: skip
     report = json.loads((run / "report.json").read_text())
     ref = RunEntry(str(run), name="r1", dataset="d", model="dense")
     window = open_project(qtbot, tmp_path, "Runs", {"d": data}, [ref])

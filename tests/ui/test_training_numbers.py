@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+from conftest import open_project
 from PySide6.QtWidgets import QMessageBox
 
-from guiapp.core.project import DatasetRef, ModelEntry, Project, RunEntry
+from guiapp.core.project import RunEntry
 from guiapp.core.train.history import RunHistory
 from guiapp.core.train.run_files import checkpoint_text, read_run
-from guiapp.ui.main_window import MainWindow
 from guiapp.ui.pages.training.training_plots import TrainingPlots, centred_mean
 from guiapp.ui.widgets.formatting import format_duration, format_rate
 
@@ -21,11 +21,9 @@ def test_start_refuses_a_model_that_does_not_fit_the_dataset(
     qtbot, tmp_path: Path, make_dataset
 ) -> None:
     data = make_dataset(tmp_path / "genomes.h5", 300, shape=(40,), classes=3)
-    project = Project.new(tmp_path / "p.gproj", "Fit")
-    project.datasets.append(DatasetRef("genomes", data))
-    project.models.append(ModelEntry("images", _cnn2d()))
-    window = MainWindow(project)
-    qtbot.addWidget(window)
+    models = {"images": _cnn2d()}
+    window = open_project(qtbot, tmp_path, "Fit", {"genomes": data}, models=models, shown=False)
+    project = window.project
     training = window.page("Training")
     assert training.form.select_model("images")
     assert training.start() is None  # type: ignore[attr-defined]
@@ -98,10 +96,8 @@ def test_runs_numbers_duration_overlay_and_export_checkpoint(qtbot, tmp_path: Pa
     assert "best epoch 2 (val accuracy 0.8000, loss 0.3000)" in text
     assert "last epoch 3 scored val accuracy 0.7000" in text
 
-    project = Project.new(tmp_path / "p.gproj", "Runs")
-    project.runs.append(RunEntry(str(run), name="r1", status="finished"))
-    window = MainWindow(project)
-    qtbot.addWidget(window)
+    entry = RunEntry(str(run), name="r1", status="finished")
+    window = open_project(qtbot, tmp_path, "Runs", runs=[entry], shown=False)
     runs = window.page("Runs")
     qtbot.waitUntil(lambda: runs.table.item(0, 5).text() == "0:00:11", timeout=10_000)
     assert "best epoch 2" in runs.export_button.toolTip()

@@ -349,23 +349,12 @@ class Walk:
         self.shot("reopened-runs")
 
     def run(self) -> int:
-        steps = [
-            ("demo-first-start", self.demo_first_start),
-            ("generate-with-augmentation", self.generate_with_augmentation),
-            ("browse", self.browse),
-            ("train", self.train),
-            ("stop", self.stop),
-            ("kill-the-child", self.kill_the_child),
-            ("resume", self.resume),
-            ("confusion-cell", self.confusion_cell),
-            ("predict", self.predict),
-            ("export", self.export),
-            ("quit-with-a-job-running", self.quit_with_a_job_running),
-            ("reopen", self.reopen),
-        ]
+        steps = (self.demo_first_start, self.generate_with_augmentation, self.browse, self.train,
+                 self.stop, self.kill_the_child, self.resume, self.confusion_cell, self.predict,
+                 self.export, self.quit_with_a_job_running, self.reopen)  # fmt: skip
         try:
-            for name, fn in steps:
-                if not self.step(name, fn) and name == "demo-first-start":
+            for fn in steps:  # a step is named by its method: kill_the_child is kill-the-child
+                if not self.step(fn.__name__.replace("_", "-"), fn) and fn == self.demo_first_start:
                     break
         finally:
             self.close()
