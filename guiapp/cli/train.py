@@ -131,7 +131,8 @@ def register(sub: Any) -> None:
         default=None,
         choices=["auto", "memory", "off"],
         help="read the rows once into memory: auto (when they take at most --cache-share of "
-        "the available memory), memory or off; the batches are the same (auto)",
+        "the available memory and at most 256 MB), memory or off; the batches are the same "
+        "(auto)",
     )
     a(
         "--cache-share",
