@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..core.requests import ExplainRequest, add_arguments, from_args
 from . import command_parser, job_controls
 
 HELP = "attribution maps of chosen rows (integrated gradients, occlusion, Grad-CAM)"
@@ -24,18 +25,7 @@ a row already explained is read from there, not computed again (docs/EXPLAIN.md)
 
 def register(sub: Any) -> None:
     s = command_parser(sub, "explain", HELP, EPILOG, DESCRIPTION)
-    s.add_argument("--model", required=True, help="a run folder or a MODEL.keras file")
-    s.add_argument("--which", default="best", choices=("best", "last"), help="a run's model")
-    s.add_argument("--data", required=True, help="the dataset NAME.h5 the rows are in")
-    s.add_argument("--rows", required=True, help="rows, e.g. 3,10-12 (at most 10,000)")
-    s.add_argument(
-        "--class", dest="target", default="pred", help="pred (default) or a class name or index"
-    )
-    s.add_argument(
-        "--methods", help="ig,occlusion,gradcam,hirescam (default: every one the model has)"
-    )
-    s.add_argument("--out", help="the cache folder (default: RUN/explain)")
-    s.add_argument("--events", default=None, help="'-' to print JSON-line events on stdout")
+    add_arguments(s, ExplainRequest)
     s.set_defaults(func=cmd_explain)
 
 
@@ -43,19 +33,20 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from ..core.explain.job import ExplainConfig, parse_methods, parse_rows, run_explain
     from ..core.logs import divert_native_stderr
 
+    req = from_args(ExplainRequest, args)
     cfg = ExplainConfig(
-        model=args.model,
-        data=args.data,
-        rows=parse_rows(args.rows),
-        out=args.out,
-        target=args.target,
-        methods=parse_methods(args.methods),
-        which=args.which,
+        model=req.model,
+        data=req.data,
+        rows=parse_rows(req.rows),
+        out=req.out,
+        target=req.target,
+        methods=parse_methods(req.methods),
+        which=req.which,
     )
-    sink, cancel = job_controls(args.events, stdin_stop=False)
+    sink, cancel = job_controls(req.events, stdin_stop=False)
     divert_native_stderr()
     result = run_explain(cfg, sink, cancel)
-    if args.events != "-" and result["status"] == "finished":
+    if req.events != "-" and result["status"] == "finished":
         for path in result["files"]:
             sys.stdout.write(path + "\n")
         sys.stderr.write(f"{result['computed']} computed, {result['cached']} from the cache\n")

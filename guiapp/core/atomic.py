@@ -12,6 +12,7 @@ import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 
 def fsync_dir(folder: str | os.PathLike[str]) -> None:
@@ -91,30 +92,26 @@ def atomic_path(
         raise
 
 
+class WriteOptions(TypedDict, total=False):
+    """:func:`atomic_path`'s options, as the writers below take them."""
+
+    keep_backup: bool
+    durable: bool
+
+
 def atomic_write_bytes(
-    target: str | os.PathLike[str],
-    data: bytes,
-    *,
-    keep_backup: bool = False,
-    durable: bool = True,
+    target: str | os.PathLike[str], data: bytes, **options: Unpack[WriteOptions]
 ) -> None:
-    """Replace ``target`` with ``data`` atomically (``durable``: see :func:`atomic_path`)."""
-    with (
-        atomic_path(target, keep_backup=keep_backup, durable=durable) as tmp,
-        open(tmp, "wb") as fh,
-    ):
+    """Replace ``target`` with ``data`` atomically (the options: see :func:`atomic_path`)."""
+    with atomic_path(target, **options) as tmp, open(tmp, "wb") as fh:
         fh.write(data)
 
 
 def atomic_write_text(
-    target: str | os.PathLike[str],
-    text: str,
-    *,
-    keep_backup: bool = False,
-    durable: bool = True,
+    target: str | os.PathLike[str], text: str, **options: Unpack[WriteOptions]
 ) -> None:
     """Replace ``target`` with UTF-8 ``text`` atomically."""
-    atomic_write_bytes(target, text.encode("utf-8"), keep_backup=keep_backup, durable=durable)
+    atomic_write_bytes(target, text.encode("utf-8"), **options)
 
 
 def pid_alive(pid: int) -> bool:
