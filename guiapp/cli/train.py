@@ -56,51 +56,45 @@ def register(sub: Any) -> None:
         "(events as JSON lines with --events -)",
     )
     a = s.add_argument
-    a("--spec", default=None, help="run the experiment spec.json the GUI (or a run) wrote")
-    a("--project", default=None, help="take the options from a training config of this .gproj")
-    a("--config", default=None, help="with --project: the name of the training config")
-    a("--data", default=None, help="dataset NAME.h5")
-    a("--model", default=None, help="model spec JSON file, or a template: cnn2d-small, kmer-conv1d")
-    a("--out", default=None, help="run or experiment folder to create (or to resume)")
-    a("--epochs", type=int, default=None, help="epochs per trial (default 1)")
-    a("--batch", type=int, default=None, help="batch per device (global = batch x devices); 256")
+    a("--spec", help="run the experiment spec.json the GUI (or a run) wrote")
+    a("--project", help="take the options from a training config of this .gproj")
+    a("--config", help="with --project: the name of the training config")
+    a("--data", help="dataset NAME.h5")
+    a("--model", help="model spec JSON file, or a template: cnn2d-small, kmer-conv1d")
+    a("--out", help="run or experiment folder to create (or to resume)")
+    a("--epochs", type=int, help="epochs per trial (default 1)")
+    a("--batch", type=int, help="batch per device (global = batch x devices); 256")
     a(
         "--val",
         type=float,
-        default=None,
         help="validation fraction (whole groups where rows have groups); default 0.1",
     )
-    a("--test", type=float, default=None, help="test fraction held out (whole groups too)")
+    a("--test", type=float, help="test fraction held out (whole groups too)")
     a(
         "--split-by",
-        default=None,
         choices=["groups", "rows"],
         help="groups (default): every group of rows stays in one split, fold and fraction; "
         "rows: groups may cross splits (scores may be inflated by related rows)",
     )
-    a("--folds", type=int, default=None, help="k-fold cross-validation: a trial per fold")
-    a("--fold", type=int, default=None, help="with --folds: train only this fold")
+    a("--folds", type=int, help="k-fold cross-validation: a trial per fold")
+    a("--fold", type=int, help="with --folds: train only this fold")
     a(
         "--fractions",
-        default=None,
         help="data-scaling curve: a trial per fraction, e.g. 0.01,0.1,1.0",
     )
     a(
         "--grid",
-        default=None,
         help="sweep: a trial per combination, e.g. 'learning_rate=0.001,0.003;batch=64,128'",
     )
-    a("--random", type=int, default=None, help="sweep: N trials drawn from --space")
+    a("--random", type=int, help="sweep: N trials drawn from --space")
     a(
         "--space",
-        default=None,
         help='with --random: JSON file, e.g. {"dropout": {"uniform": [0, 0.5]}}',
     )
-    a("--sample-seed", type=int, default=None, help="seed of the --random sample (default 0)")
+    a("--sample-seed", type=int, help="seed of the --random sample (default 0)")
     a(
         "--early-stopping",
         type=int,
-        default=None,
         metavar="PATIENCE",
         help="stop after PATIENCE epochs without a better validation accuracy; keep the best model",
     )
@@ -109,26 +103,23 @@ def register(sub: Any) -> None:
         action="store_true",
         help="one trial per listed device at once (--devices gpu:0,1 or cpu:N)",
     )
-    a("--seed", type=int, default=None)
-    a("--devices", default=None, help="auto, cpu, cpu:N (logical CPUs), gpu or gpu:0,1")
-    a("--cluster", default=None, help="cluster spec JSON for multi-machine training")
-    a("--worker-index", type=int, default=None, help="this worker's index in --cluster")
-    a("--log-every", type=int, default=None, help="emit a batch event every N steps (20)")
+    a("--seed", type=int)
+    a("--devices", help="auto, cpu, cpu:N (logical CPUs), gpu or gpu:0,1")
+    a("--cluster", help="cluster spec JSON for multi-machine training")
+    a("--worker-index", type=int, help="this worker's index in --cluster")
+    a("--log-every", type=int, help="emit a batch event every N steps (20)")
     a(
         "--checkpoint-every",
         type=int,
-        default=None,
         help="checkpoint every N steps (200) and every epoch",
     )
     a(
         "--steps-per-call",
         type=int,
-        default=None,
         help="training steps per compiled call (1; a GPU with a small model: 8-32)",
     )
     a(
         "--cache",
-        default=None,
         choices=["auto", "memory", "off"],
         help="read the rows once into memory: auto (when they take at most --cache-share of "
         "the available memory and at most 256 MB), memory or off; the batches are the same "
@@ -137,12 +128,11 @@ def register(sub: Any) -> None:
     a(
         "--cache-share",
         type=float,
-        default=None,
         help="with --cache auto: the share of the available memory a cache may take (0.5)",
     )
-    a("--augment", default=None, help='on-the-fly augmentation JSON, e.g. {"flip_h": true}')
-    a("--class-weights", default=None, choices=["balanced"])
-    a("--max-steps", type=int, default=None, help="cap the steps per epoch (quick runs)")
+    a("--augment", help='on-the-fly augmentation JSON, e.g. {"flip_h": true}')
+    a("--class-weights", choices=["balanced"])
+    a("--max-steps", type=int, help="cap the steps per epoch (quick runs)")
     a("--no-tensorboard", action="store_true", help="write no TensorBoard event files")
     a(
         "--resume",
@@ -154,8 +144,8 @@ def register(sub: Any) -> None:
         action="store_true",
         help="start the run in --out again from the beginning (replaces that run folder)",
     )
-    a("--trial", default=None, help=argparse.SUPPRESS)  # a parallel child: this trial only
-    a("--events", default=None, help="'-' to print JSON-line events on stdout")
+    a("--trial", help=argparse.SUPPRESS)  # a parallel child: this trial only
+    a("--events", help="'-' to print JSON-line events on stdout")
     s.set_defaults(func=cmd_train)
 
 
