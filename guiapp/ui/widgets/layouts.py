@@ -1,12 +1,13 @@
-"""Small layout pieces the pages share: a column of widgets in one widget, a row of
-widgets, a splitter of widgets, a wrapping label (red for a problem the user must fix)."""
+"""Small layout pieces the pages share: a button with its tooltip, a column of widgets in
+one widget, a row of widgets, a splitter of widgets, a wrapping label (red for a problem the user must fix)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 #: the colour of a problem the user must fix, wherever it is shown
 PROBLEM_COLOR = "#c62828"
@@ -21,6 +22,15 @@ def column(*widgets: QWidget) -> QWidget:
     for i, w in enumerate(widgets):
         col.addWidget(w, 1 if i == len(widgets) - 1 else 0)
     return box
+
+
+def button(text: str, tip: str, slot: Callable[..., Any] | None = None) -> QPushButton:
+    """A push button with its tooltip (and, given ``slot``, what a click does)."""
+    b = QPushButton(text)
+    b.setToolTip(tip)
+    if slot is not None:
+        b.clicked.connect(slot)
+    return b
 
 
 def row_layout(*items: QWidget | str | None) -> QHBoxLayout:

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QPlainTextEdit,
-    QPushButton,
     QScrollArea,
     QSystemTrayIcon,
     QVBoxLayout,
@@ -42,7 +41,7 @@ from guiapp.ui.pages.training.detached_runs import DetachedRuns, resume_command
 from guiapp.ui.pages.training.training_form import TrainingForm
 from guiapp.ui.pages.training.training_plots import TrainingPlots
 from guiapp.ui.widgets.error_panel import ErrorPanel
-from guiapp.ui.widgets.layouts import splitter, wrapping_label
+from guiapp.ui.widgets.layouts import button, splitter, wrapping_label
 from guiapp.ui.widgets.outputs import show_status
 
 
@@ -64,15 +63,13 @@ class TrainingPage(DetachedRuns, Page):
         self._after_stop: list[Any] = []
 
         self.form = TrainingForm()
-        self.start_button = QPushButton("Start")
-        self.stop_button = QPushButton("Stop")
-        self.resume_button = QPushButton("Resume")
-        self.start_button.setToolTip("Start a new run in the project's runs/ folder")
-        self.stop_button.setToolTip("Checkpoint and stop after the current batch")
-        self.resume_button.setToolTip("Continue the stopped run exactly where it stopped")
-        self.start_button.clicked.connect(self.start)
-        self.stop_button.clicked.connect(self.stop)
-        self.resume_button.clicked.connect(self.resume)
+        self.start_button = button(
+            "Start", "Start a new run in the project's runs/ folder", self.start
+        )
+        self.stop_button = button("Stop", "Checkpoint and stop after the current batch", self.stop)
+        self.resume_button = button(
+            "Resume", "Continue the stopped run exactly where it stopped", self.resume
+        )
         buttons = QHBoxLayout()
         for b in (self.start_button, self.stop_button, self.resume_button):
             buttons.addWidget(b)
