@@ -23,6 +23,7 @@ from ..core.logs import log_dir
 
 if TYPE_CHECKING:
     from ..core.events import CancelToken, EventSink
+    from ..core.requests import Request
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
@@ -60,10 +61,18 @@ def print_json(obj: Any) -> None:
 
 
 def command_parser(
-    sub: Any, name: str, help: str, epilog: str, description: str | None = None
+    sub: Any,
+    name: str,
+    help: str,
+    epilog: str,
+    description: str | None = None,
+    *,
+    request: type[Request] | None = None,
+    func: Callable[[argparse.Namespace], int] | None = None,
 ) -> argparse.ArgumentParser:
     """The parser of command ``name`` (``help``: its line in ``guiapp --help``), its
-    ``description`` and ``epilog`` (the examples) printed as written, not wrapped again."""
+    ``description`` and ``epilog`` (the examples) printed as written, not wrapped again;
+    given a ``request`` type, its options (``add_arguments``), and ``func``, what runs it."""
     parser: argparse.ArgumentParser = sub.add_parser(
         name,
         help=help,
@@ -71,6 +80,12 @@ def command_parser(
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    if request is not None:
+        from ..core.requests import add_arguments
+
+        add_arguments(parser, request)
+    if func is not None:
+        parser.set_defaults(func=func)
     return parser
 
 

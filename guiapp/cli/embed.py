@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..core.requests import EmbedRequest, add_arguments, from_args
+from ..core.requests import EmbedRequest, from_args
 from . import command_parser, job_controls
 
 HELP = "penultimate-layer activations of every row and a 2-D map of them (PCA)"
@@ -22,9 +22,7 @@ Above --max-rows (default 1,000,000) the rows are sampled, seeded (docs/EXPLAIN.
 
 
 def register(sub: Any) -> None:
-    s = command_parser(sub, "embed", HELP, EPILOG, DESCRIPTION)
-    add_arguments(s, EmbedRequest)
-    s.set_defaults(func=cmd_embed)
+    command_parser(sub, "embed", HELP, EPILOG, DESCRIPTION, request=EmbedRequest, func=cmd_embed)
 
 
 def cmd_embed(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..core.requests import ExplainRequest, add_arguments, from_args
+from ..core.requests import ExplainRequest, from_args
 from . import command_parser, job_controls
 
 HELP = "attribution maps of chosen rows (integrated gradients, occlusion, Grad-CAM)"
@@ -24,9 +24,9 @@ a row already explained is read from there, not computed again (docs/EXPLAIN.md)
 
 
 def register(sub: Any) -> None:
-    s = command_parser(sub, "explain", HELP, EPILOG, DESCRIPTION)
-    add_arguments(s, ExplainRequest)
-    s.set_defaults(func=cmd_explain)
+    command_parser(
+        sub, "explain", HELP, EPILOG, DESCRIPTION, request=ExplainRequest, func=cmd_explain
+    )
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
