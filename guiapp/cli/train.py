@@ -78,19 +78,13 @@ def register(sub: Any) -> None:
     )
     a("--folds", type=int, help="k-fold cross-validation: a trial per fold")
     a("--fold", type=int, help="with --folds: train only this fold")
-    a(
-        "--fractions",
-        help="data-scaling curve: a trial per fraction, e.g. 0.01,0.1,1.0",
-    )
+    a("--fractions", help="data-scaling curve: a trial per fraction, e.g. 0.01,0.1,1.0")
     a(
         "--grid",
         help="sweep: a trial per combination, e.g. 'learning_rate=0.001,0.003;batch=64,128'",
     )
     a("--random", type=int, help="sweep: N trials drawn from --space")
-    a(
-        "--space",
-        help='with --random: JSON file, e.g. {"dropout": {"uniform": [0, 0.5]}}',
-    )
+    a("--space", help='with --random: JSON file, e.g. {"dropout": {"uniform": [0, 0.5]}}')
     a("--sample-seed", type=int, help="seed of the --random sample (default 0)")
     a(
         "--early-stopping",
@@ -108,11 +102,7 @@ def register(sub: Any) -> None:
     a("--cluster", help="cluster spec JSON for multi-machine training")
     a("--worker-index", type=int, help="this worker's index in --cluster")
     a("--log-every", type=int, help="emit a batch event every N steps (20)")
-    a(
-        "--checkpoint-every",
-        type=int,
-        help="checkpoint every N steps (200) and every epoch",
-    )
+    a("--checkpoint-every", type=int, help="checkpoint every N steps (200) and every epoch")
     a(
         "--steps-per-call",
         type=int,
