@@ -31,16 +31,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     from ..core.logs import divert_native_stderr
 
     req = from_args(EmbedRequest, args)
-    cfg = EmbedConfig(
-        model=req.model,
-        data=req.data,
-        out=req.out,
-        split=req.split,
-        max_rows=req.max_rows,
-        seed=req.seed,
-        which=req.which,
-        batch=req.batch,
-    )
+    cfg = req.config(EmbedConfig)
     cfg.check()
     check_writable_output(cfg.out, folder=False)
     sink, cancel = job_controls(req.events, stdin_stop=False)

@@ -8,9 +8,12 @@ import types
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ..errors import OptionError, UserError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 #: The version of a request file's layout (``{"command", "version", "options"}``).
 REQUEST_VERSION = 1
@@ -18,6 +21,7 @@ REQUEST_VERSION = 1
 REQUEST_FLAG = "--request"
 
 R = TypeVar("R", bound="Request")
+C = TypeVar("C", bound="DataclassInstance")
 
 
 @dataclass(frozen=True)
@@ -169,6 +173,11 @@ class Request:
 
     def replace(self: R, **changes: Any) -> R:
         return dataclasses.replace(self, **changes)
+
+    def config(self, cls: type[C]) -> C:
+        """The job's config ``cls`` (a dataclass) of this request's fields of the same names:
+        a job whose options need no parsing takes them as they are."""
+        return cls(**{f.name: getattr(self, f.name) for f in dataclasses.fields(cls)})
 
 
 def _refused(source: str, problem: str) -> UserError:
