@@ -200,10 +200,10 @@ def test_a_memory_cache_gives_the_same_batches(tmp_path: Path) -> None:
         rows = cache.load(ds, threads=2)
         assert cache.load(Dataset(path), threads=1) is rows  # the next trial's: no second read
         np.testing.assert_array_equal(rows.x[:, 0], np.arange(5000))
-        mask = np.arange(5000) % 3 != 1
-        kw = dict(batch_size=100, block_rows=100, seed=1, split="val", row_mask=mask)
-        kw["splits"] = SplitSpec(val=0.3, seed=1)
-        for epoch in (0, 3):
+        # whole blocks (runs of a chunk: slice copies) and a mask's runs of 1-2 rows (gathers)
+        for mask, epoch in ((None, 0), (np.arange(5000) % 3 != 1, 0), (None, 3)):
+            kw = dict(batch_size=100, block_rows=100, seed=1, split="val", row_mask=mask)
+            kw["splits"] = SplitSpec(val=0.3, seed=1)
             a = collect(BatchPipeline(path, **kw), epoch)  # type: ignore[arg-type]
             p = BatchPipeline(path, cache=rows, **kw)  # type: ignore[arg-type]
             assert p.reader.cache is rows and not p.reader.compiled

@@ -35,6 +35,10 @@ CACHE_MODES = ("auto", "memory", "off")
 #: Rows of one load read (a thread each): big enough that a read is one system call a
 #: block, small enough that the threads share the work.
 LOAD_BYTES = 32 << 20
+#: Runs are copied by one gather of rows when there are more than this many and they hold
+#: fewer than ``SHORT_RUN_ROWS`` rows on average (``RowCache.copy_runs``).
+SHORT_RUNS_AT = 64
+SHORT_RUN_ROWS = 16
 #: ``--cache auto`` caches datasets up to this size (see above).
 AUTO_MAX_BYTES = 256 << 20
 
@@ -107,9 +111,18 @@ class RowCache:
     def copy_runs(
         self, src: np.ndarray, dest: np.ndarray, length: np.ndarray, x: np.ndarray, y: np.ndarray
     ) -> None:
-        """Rows ``src[i]:src[i]+length[i]`` to buffer rows ``dest[i]:...`` (numpy copies
-        whole runs without the GIL)."""
+        """Rows ``src[i]:src[i]+length[i]`` to buffer rows ``dest[i]:...``: a slice copy a
+        run where runs are long, one gather of every row where they are short (a grouped
+        split's mask leaves runs of a few rows: a Python step per run cost more than it
+        copied)."""
         cx, cy = self.x, self.y
+        if len(src) > SHORT_RUNS_AT and int(length.sum()) < SHORT_RUN_ROWS * len(src):
+            first = np.cumsum(length) - length  # each run's first row among the rows copied
+            within = np.arange(int(length.sum())) - np.repeat(first, length)
+            to, frm = np.repeat(dest, length) + within, np.repeat(src, length) + within
+            x[to] = cx[frm]
+            y[to] = cy[frm]
+            return
         for s, d, n in zip(src.tolist(), dest.tolist(), length.tolist(), strict=True):
             x[d : d + n] = cx[s : s + n]
             y[d : d + n] = cy[s : s + n]
