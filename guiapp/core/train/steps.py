@@ -1,10 +1,13 @@
 """The compiled training and prediction steps shared by the runner and ``guiapp bench train``.
 
 ``Steps.train(iterator, n)`` runs ``n`` training steps in one ``tf.function`` call (a
-``tf.while_loop`` over the iterator, so one trace serves every ``n``), and never returns a
-value to Python: each step adds its numbers to :class:`DeviceTotals`, a few variables on
-the device that the runner reads once per logging window (:meth:`DeviceTotals.read`).
-So the loop synchronises with the device once per ``--log-every`` steps, not per step.
+``tf.while_loop`` over the iterator, so one trace serves every ``n``; a call of one step,
+the default, runs a graph of its own without the loop: the same ops, half the functions
+to trace and instantiate in a run's first call, the same run bit for bit), and never
+returns a value to Python: each step adds its numbers to :class:`DeviceTotals`, a few
+variables on the device that the runner reads once per logging window
+(:meth:`DeviceTotals.read`). So the loop synchronises with the device once per
+``--log-every`` steps, not per step.
 
 The steps also time their wait for input: the clock is read just before the iterator's
 ``get_next`` and just after the batch is there (ordered by control dependencies), so the
@@ -330,6 +333,22 @@ def make_steps(
 
         return nxt, tf.cond(plan[j] > 1, timed, lambda: no_wait)
 
+    def end_call(start: Any, t_start: Any, after: Any, n: Any) -> None:
+        """After a call's steps: whether the next call times every step, and its rate."""
+        now = totals.var.value()
+        steps_n = tf.cast(n, tf.float64)
+        waited = now[WAIT_S] - start[WAIT_S]
+        dense = waited > DENSE_AFTER_S * steps_n
+        # The step time without waiting (start-up and waits out): what the clock may cost.
+        busy = clock(now, after) - t_start - waited - (now[STARTUP_S] - start[STARTUP_S])
+        per_step = tf.maximum(busy / steps_n, 1e-6)
+        rate = tf.math.ceil(CLOCK_COST_S / (CLOCK_BUDGET * per_step))
+        rate = tf.clip_by_value(rate, 1.0, float(MAX_SAMPLE))
+        if workers:
+            dense, rate = agree(dense, rate)
+        dense_var.assign(dense)
+        rate_var.assign(tf.cast(rate, tf.int64))
+
     # No AutoGraph: every branch and loop here is already a tf.cond/tf.while_loop or a test
     # of a Python value, and Keras's own layers run without it (its ``fit`` marks its step
     # so). Converting this module's functions' source was 60-70% of the first call's
@@ -350,19 +369,25 @@ def make_steps(
             return (i + 1, *fetch(iterator, i + 1, sched, done_with, batch))
 
         out = tf.while_loop(lambda i, *_: i < n, body, [tf.constant(0, tf.int32), batch, wait0])
-        now = totals.var.value()
-        steps_n = tf.cast(n, tf.float64)
-        waited = now[WAIT_S] - start[WAIT_S]
-        dense = waited > DENSE_AFTER_S * steps_n
-        # The step time without waiting (start-up and waits out): what the clock may cost.
-        busy = clock(now, out[0]) - t_start - waited - (now[STARTUP_S] - start[STARTUP_S])
-        per_step = tf.maximum(busy / steps_n, 1e-6)
-        rate = tf.math.ceil(CLOCK_COST_S / (CLOCK_BUDGET * per_step))
-        rate = tf.clip_by_value(rate, 1.0, float(MAX_SAMPLE))
-        if workers:
-            dense, rate = agree(dense, rate)
-        dense_var.assign(dense)
-        rate_var.assign(tf.cast(rate, tf.int64))
+        end_call(start, t_start, out[0], n)
+        return None
+
+    # A call of one step (``--steps-per-call 1``, the default) is the loop's first
+    # iteration alone: the same fetch, step and end, without the ``while_loop`` and the
+    # body's fetch of a next batch it would never take. Half the graph's functions, so its
+    # first call (trace and instantiation, in every run's first epoch) costs less.
+    one_step = tf.constant(1, tf.int32)
+
+    @tf.function(autograph=False)
+    def train_one(iterator: Any) -> None:
+        if not sample:
+            step(iterator.get_next(), no_wait)
+            return None
+        start = totals.var.value()
+        t_start = clock(start)
+        sched = schedule(tf.cast(start[STEPS], tf.int64), one_step)
+        batch, wait0 = fetch(iterator, 0, sched, (), None)
+        end_call(start, t_start, step(batch, wait0), one_step)
         return None
 
     # Several workers must make the same plan: a call's first batch is fetched by a timed
@@ -385,8 +410,16 @@ def make_steps(
 
         tf.while_loop(lambda i, *_: i < n, body, [tf.constant(0, tf.int32), iterator.get_next()])
 
+    # Which graph a call of one step takes: the one-step graph unless the loop's came
+    # first (a run whose calls are longer traces one graph, not both).
+    looped = [False]
+
     def train(iterator: Any, n: int) -> None:
-        train_steps(iterator, tf.constant(n, tf.int32))
+        if n == 1 and not looped[0]:
+            train_one(iterator)
+        else:
+            looped[0] = True
+            train_steps(iterator, tf.constant(n, tf.int32))
 
     @tf.function(autograph=False)
     def predict(x: Any) -> Any:
