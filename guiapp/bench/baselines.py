@@ -520,7 +520,7 @@ def register_bench(bench_sub: Any) -> None:
         "--keras-jit",
         default="auto",
         choices=["auto", "off"],
-        help="the scripts' jit_compile: Keras's default (auto: XLA on a CPU) or off",
+        help="the scripts' jit_compile: Keras's default (auto: XLA only where a GPU is) or off",
     )
     s.add_argument(
         "--no-phases",
