@@ -8,6 +8,7 @@ from typing import Any
 def register(sub: Any) -> None:
     """Add `guiapp bench` with its sub-commands (each module adds its own)."""
     from ..bench import baselines as bench_baselines
+    from ..bench import first_call as bench_first_call
     from ..bench import genomes as bench_genomes
     from ..bench import groups as bench_groups
     from ..bench import import_ as bench_import
@@ -28,6 +29,7 @@ def register(sub: Any) -> None:
     bench_groups.register_bench(bench_sub)
     bench_genomes.register_bench(bench_sub)
     bench_baselines.register_bench(bench_sub)
+    bench_first_call.register_bench(bench_sub)
     g = bench_sub.add_parser(
         "gui",
         help="the GUI event loop's longest stall while jobs run and the browser scrolls (JSON)",

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import UserError, problems_error
 from ..events import CancelToken, EventSink
+from . import collector
 from .devices import Devices
 from .experiment_spec import ExperimentSpec, Trial
 from .experiment_summary import trial_status, write_summary
@@ -90,6 +91,23 @@ def run_experiment(
         if len(slots) > 1 or spec.base.devices.strip().startswith(("cpu:", "gpu:")):
             outcome = run_parallel(spec, trials, slots, sink, cancel, resume=resume)
             return _end(spec, sink, outcome, chief)
+    # TensorFlow's import and the first run's set-up without the collector's walks
+    with collector.paused():
+        return _run_trials(spec, trials, sink, cancel, resume, trial, devices, single, chief)
+
+
+def _run_trials(
+    spec: ExperimentSpec,
+    trials: list[Trial],
+    sink: EventSink,
+    cancel: CancelToken,
+    resume: bool,
+    trial: str | None,
+    devices: Devices | None,
+    single: bool,
+    chief: bool,
+) -> dict[str, Any]:
+    """The trials one after another in this process."""
     result: dict[str, Any] = {"status": "finished"}
     for i, t in enumerate(trials):
         run = RunFolder(t.run_dir)

@@ -24,6 +24,7 @@ from .. import errors
 from ..errors import UserError
 from ..events import CancelToken, EventSink
 from ..pipeline import BatchPipeline
+from . import collector
 from .checkpoint import first_nonfinite, save_checkpoint
 from .config import TrainConfig
 from .devices import Devices
@@ -70,8 +71,14 @@ class TrainingJob:
 
     # -- main ----------------------------------------------------------------------------------
     def run_job(self) -> dict[str, Any]:
-        """Train; returns the final summary. Raises UserError for bad input."""
+        """Train; returns the final summary. Raises UserError for bad input. Once the run
+        is prepared, what exists is kept out of the garbage collector's walks
+        (:func:`.collector.frozen`)."""
         prep, state = prepare_run(self.cfg, self.dev, self.run, resume=self.resume)
+        with collector.frozen():
+            return self._run(prep, state)
+
+    def _run(self, prep: PreparedRun, state: RunState) -> dict[str, Any]:
         self._start(prep, state)
         steps = make_steps(
             prep.model,
