@@ -1,10 +1,12 @@
-"""``guiapp bench baselines`` runs as a user runs it: every asked path, a finite ratio."""
+"""``guiapp bench baselines`` runs as a user runs it: every asked path, a finite ratio;
+it and ``bench first-call`` refuse what they do not know in one line."""
 
 from __future__ import annotations
 
 import json
 import math
 
+import pytest
 from conftest import guiapp
 
 
@@ -29,9 +31,18 @@ def test_baselines_runs_every_asked_path_and_gives_finite_ratios() -> None:
     assert ratio["steady"] is None  # one epoch: no steady state to report
 
 
-def test_baselines_refuses_an_unknown_path_in_one_line() -> None:
-    r = guiapp("bench", "baselines", "--paths", "guiapp,mongodb", "--json")
+@pytest.mark.parametrize(
+    ("args", "named", "offered"),
+    [
+        (("baselines", "--paths", "guiapp,mongodb"), "--paths 'mongodb'", "sqlite"),
+        (("first-call", "--variants", "runner,xla"), "--variants 'runner,xla'", "no_meter"),
+    ],
+)
+def test_an_unknown_path_or_variant_is_refused_in_one_line(
+    args: tuple[str, ...], named: str, offered: str
+) -> None:
+    r = guiapp("bench", *args, "--json")
     assert r.returncode == 2
     (line,) = r.stderr.strip().splitlines()
-    assert "--paths 'mongodb'" in line and "sqlite" in line
+    assert named in line and offered in line
     assert r.stdout == ""

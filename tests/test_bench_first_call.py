@@ -1,4 +1,5 @@
-"""``guiapp bench first-call`` times each asked variant's first call in a process of its own."""
+"""``guiapp bench first-call`` times each asked variant's first call in a process of its own
+(its refusal of an unknown variant: ``test_bench_baselines.py``)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,3 @@ def test_first_call_times_every_asked_variant() -> None:
     for s in res["variants"].values():
         # the first call traces and builds the graph; the second only runs a step
         assert s["first_s"]["median"] > s["second_s"]["median"] > 0
-
-
-def test_first_call_refuses_an_unknown_variant_in_one_line() -> None:
-    r = guiapp("bench", "first-call", "--variants", "runner,xla", "--json")
-    assert r.returncode == 2
-    (line,) = r.stderr.strip().splitlines()
-    assert "--variants 'runner,xla'" in line and "no_meter" in line
-    assert r.stdout == ""
