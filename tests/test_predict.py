@@ -91,6 +91,8 @@ def test_run_confusion_is_computed_from_its_predictions(tmp_path: Path, trained)
     again = PredictionTable(tmp_path / "val.h5")
     assert np.array_equal(again.read("row"), table.read("row"))
     assert np.array_equal(again.read("pred"), pred)
+    # (the run's table holds its last validation's outputs, kept: a forward pass's values)
+    np.testing.assert_allclose(again.read("prob"), table.read("prob"), rtol=0, atol=1e-6)
     # a cell's rows: exactly that cell, most confident first
     i, j = np.unravel_index(np.argmax(cm - np.diag(np.diag(cm))), cm.shape)
     rows = cell_rows(run / "predictions.h5", int(i), int(j))
@@ -211,3 +213,23 @@ def test_every_export_format_reloads_and_matches(tmp_path: Path, trained) -> Non
         result = json.loads(r.stdout)
         assert result["ok"] and result["rows_checked"] == 300 and out.exists()
         assert result["max_abs_diff"] <= (1e-5 if fmt != "tflite" else 1e-4)
+
+
+def test_replay_gives_kept_outputs_until_a_batch_differs() -> None:
+    """A run's predictions table reuses its validation's outputs only while each batch's
+    labels are the kept batch's: from the first that differs, the forward pass computes."""
+    from guiapp.core.train.evaluate import Replay
+
+    kept = [(np.full((2, 3), i, np.float32), np.array([i, i + 1])) for i in range(3)]
+    computed: list[str] = []
+
+    def forward(x: str, y: np.ndarray) -> np.ndarray:
+        computed.append(x)
+        return np.full((len(y), 3), -1, np.float32)
+
+    replay = Replay(kept, forward)
+    assert replay("x0", np.array([0, 1]))[0, 0] == 0
+    assert replay("x1", np.array([1, 2]))[0, 0] == 1
+    assert replay("x2", np.array([9, 9]))[0, 0] == -1  # another batch: computed
+    assert replay("x3", np.array([2, 3]))[0, 0] == -1  # and every one after it
+    assert computed == ["x2", "x3"] and replay.replayed == 2

@@ -30,16 +30,23 @@ GROUPS_CSV = "groups.csv"
 GROUP_CONFUSION_CSV = "group_confusion.csv"
 
 
+#: The most bytes of validation outputs a run keeps for its predictions table (``Replay``);
+#: a larger split's table runs its own forward pass, so memory does not grow with the rows.
+KEEP_OUTPUTS_BYTES = 64 << 20
+
+
 def evaluate_split(
     pipe: BatchPipeline,
     evaluate: Any,
     x_shape: tuple[int, ...],
     k: int,
     metrics: Sequence[str] = (ACCURACY,),
+    keep: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> tuple[dict[str, float], np.ndarray]:
     """One pass over ``pipe`` with ``evaluate(x, y) -> (outputs, loss sum)``
     (``Steps.evaluate``): ``{"loss": mean loss, "accuracy": ..., each other metric of
-    ``metrics``: ...}`` and the ``k`` x ``k`` confusion matrix."""
+    ``metrics``: ...}`` and the ``k`` x ``k`` confusion matrix. ``keep``: a list that gets
+    each batch's outputs and labels, in the pass's order."""
     cm = np.zeros((k, k), np.int64)
     total_loss = 0.0
     extras = {m: top_k(m) for m in metrics if m != ACCURACY}
@@ -49,6 +56,8 @@ def evaluate_split(
         total_loss += float(loss_sum)
         p = probs.numpy()
         labels = y.numpy()
+        if keep is not None:
+            keep.append((p, labels))
         pred = (p.reshape(-1) > 0.5).astype(np.int64) if p.shape[-1] == 1 else np.argmax(p, axis=-1)
         cm += confusion_matrix(labels, pred, k)
         for m, top in extras.items():
@@ -104,11 +113,42 @@ def class_report(cm: np.ndarray, class_names: list[str]) -> dict[str, Any]:
     }
 
 
-def write_predictions(run: RunFolder, prep: Any, predict: Any, split: str) -> np.ndarray:
+class Replay:
+    """A forward pass ``predict(x, y)`` that returns a validation pass's kept outputs
+    (:func:`evaluate_split`'s ``keep``) batch by batch, for the predictions table of the
+    weights that pass evaluated: the same compiled call on the same batches gave them, so
+    they are the bytes a second pass would give. Each batch's labels are compared with the
+    kept ones; from the first that differs (another order or batch), ``predict`` computes."""
+
+    def __init__(self, kept: list[tuple[np.ndarray, np.ndarray]], predict: Any) -> None:
+        self.kept: list[tuple[np.ndarray, np.ndarray]] | None = kept
+        self.predict = predict
+        self.replayed = 0
+
+    def __call__(self, x: Any, y: Any) -> Any:
+        kept, i = self.kept, self.replayed
+        if kept is not None and i < len(kept):
+            out, labels = kept[i]
+            if np.array_equal(labels, np.asarray(y)):
+                self.replayed += 1
+                return out
+        self.kept = None
+        return self.predict(x, y)
+
+
+def write_predictions(
+    run: RunFolder,
+    prep: Any,
+    predict: Any,
+    split: str,
+    kept: list[tuple[np.ndarray, np.ndarray]] | None = None,
+) -> np.ndarray:
     """The split's predictions into ``run.predictions``; the confusion matrix read back from it.
 
     ``prep`` is the run's ``PreparedRun``, ``predict(x, y)`` its compiled forward pass (run
     here on this process's devices only, so the chief of a multi-worker run needs no peers).
+    ``kept``: a validation pass's outputs for these weights (:class:`Replay`), used where
+    that pass read the very batches the table is written from (the same plan, unshuffled).
     """
     from ..predict.engine import heads_from_predict, pipeline_for, predict_into
     from ..predict.groups import DatasetFields
@@ -117,7 +157,11 @@ def write_predictions(run: RunFolder, prep: Any, predict: Any, split: str) -> np
     from ..predict.table import PredictionTable, TableSpec, TableWriter, create_table
 
     k = prep.ds.num_classes
-    plan = dataclasses.replace(prep.val.plan, shuffle=False, worker=0, workers=1, fraction=1.0)
+    val_plan = prep.val.plan
+    plan = dataclasses.replace(val_plan, shuffle=False, worker=0, workers=1, fraction=1.0)
+    same_batches = not val_plan.shuffle and val_plan.workers == 1 and val_plan.fraction == 1.0
+    if kept is not None and same_batches:
+        predict = Replay(kept, predict)
     rows = plan_rows(plan)
     model_file = run.best_model if run.best_model.exists() else run.last_model
     fields = DatasetFields(prep.ds)
@@ -155,16 +199,19 @@ def write_evaluation(
     predictions: tuple[Any, Any] | None = None,
     model: dict[str, Any] | None = None,
     scores: dict[str, float] | None = None,
+    kept: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> dict[str, Any]:
     """Write the report; with ``predictions=(prep, steps)`` the split's per-row predictions
     first, and the confusion matrix computed from them instead of ``cm``. ``model``: which
     weights were evaluated (file, 1-based epoch of how many, why they were chosen).
     ``scores``: the run's other metrics on the split (:func:`evaluate_split`'s, the same
-    weights), reported beside accuracy (``report.json``'s ``metrics``)."""
+    weights), reported beside accuracy (``report.json``'s ``metrics``). ``kept``: the
+    outputs of the validation pass that gave ``scores`` (:class:`Replay`)."""
     if predictions is not None:
         prep, steps = predictions
         # (validation's compiled call, already traced: not a second trace of the model)
-        cm = write_predictions(run, prep, lambda x, y: steps.evaluate(x, y)[0], split)
+        predict = lambda x, y: steps.evaluate(x, y)[0]  # noqa: E731
+        cm = write_predictions(run, prep, predict, split, kept=kept)
     assert cm is not None, "a confusion matrix or the predictions to count it from"
     report = class_report(cm, class_names)
     report["split"] = split

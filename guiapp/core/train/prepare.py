@@ -150,9 +150,17 @@ def prepare_run(
         raise UserError(
             f"{ds.path}: the training split holds too few rows for one step of {global_batch} (batch {per_replica} x {dev.replicas} replicas); lower --batch or --val"
         )
+    # Validation reads its split in dataset order (its sums do not depend on the order):
+    # the run's predictions table is written in that order, from the shipped epoch's
+    # validation outputs (``evaluate.Replay``) instead of a second forward pass.
     val = (
         BatchPipeline(
-            ds, batch_size=max(per_replica, 256), split=val_split, row_mask=val_mask, **common
+            ds,
+            batch_size=max(per_replica, 256),
+            split=val_split,
+            row_mask=val_mask,
+            shuffle=False,
+            **common,
         )
         if val_split
         else None

@@ -29,7 +29,7 @@ from .checkpoint import first_nonfinite, save_checkpoint
 from .config import TrainConfig
 from .devices import Devices
 from .early_stopping import best_epoch, restore_best, should_stop
-from .evaluate import evaluate_split, write_evaluation
+from .evaluate import KEEP_OUTPUTS_BYTES, evaluate_split, write_evaluation
 from .meters import EpochMeters
 from .metrics import metrics_of_spec
 from .preflight import resolved_config
@@ -59,6 +59,8 @@ class TrainingJob:
         #: The validation scores of the epochs this process evaluated, by history index:
         #: the shipped model's, when it is one of them, are not computed again at the end.
         self._val_scores: dict[int, dict[str, float]] = {}
+        # (epoch index, its validation outputs): the best epoch's, where they fit
+        self._val_outputs: tuple[int, list[tuple[Any, Any]] | None] | None = None
         self._it: Any = None  # the training iterator (``_iterator``) and where it stands
         self._it_at: tuple[int, int] = (-1, -1)
         self.metrics = metrics_of_spec(cfg.model)  # what every step, row and event counts
@@ -247,14 +249,17 @@ class TrainingJob:
         if bad is not None:
             state.step = prep.steps
             raise self._diverged(prep, state, bad)
+        kept: list[tuple[Any, Any]] | None = [] if self.chief and _keeps_outputs(prep) else None
         if prep.val is not None:
-            scores, _cm = _evaluate(prep, steps, prep.val, self.metrics)
+            scores, _cm = _evaluate(prep, steps, prep.val, self.metrics, keep=kept)
             row.update({f"val_{k}": v for k, v in scores.items()})
             self._val_scores[len(state.history)] = scores
         state.history.append(row)
         improved = prep.val is not None and (state.best is None or row["val_accuracy"] > state.best)
         if improved:
             state.best = row["val_accuracy"]
+            # the outputs of the weights best.keras will hold, for the predictions table
+            self._val_outputs = (len(state.history) - 1, kept)
         if self.chief:
             self.run.write_history(state.history)
             if improved or prep.val is None:
@@ -284,6 +289,9 @@ class TrainingJob:
             # The shipped weights are an epoch's that this process evaluated (the same
             # weights, split and computation): its scores; else evaluate them now.
             scores = self._val_scores.get(shipped["epoch"] - 1)
+            kept = None
+            if self._val_outputs is not None and self._val_outputs[0] == shipped["epoch"] - 1:
+                kept = self._val_outputs[1]
             if scores is None:
                 scores, _cm = _evaluate(prep, steps, prep.val, self.metrics)
             if self.chief:
@@ -296,6 +304,7 @@ class TrainingJob:
                     predictions=(prep, steps),
                     model=shipped,
                     scores=scores,
+                    kept=kept,
                 )
                 self.emit(
                     "evaluation",
@@ -331,11 +340,24 @@ class TrainingJob:
 
 
 def _evaluate(
-    prep: PreparedRun, steps: Steps, pipe: BatchPipeline, metrics: tuple[str, ...]
+    prep: PreparedRun,
+    steps: Steps,
+    pipe: BatchPipeline,
+    metrics: tuple[str, ...],
+    keep: list[tuple[Any, Any]] | None = None,
 ) -> tuple[dict[str, float], np.ndarray]:
     """The split's loss and every metric of the run (``{"loss":, "accuracy":, ...}``) and
-    its confusion matrix."""
-    return evaluate_split(pipe, steps.evaluate, prep.x_shape, prep.ds.num_classes, metrics)
+    its confusion matrix; ``keep`` gets the batches' outputs and labels."""
+    k = prep.ds.num_classes
+    return evaluate_split(pipe, steps.evaluate, prep.x_shape, k, metrics, keep=keep)
+
+
+def _keeps_outputs(prep: PreparedRun) -> bool:
+    """Whether a validation pass's outputs (float32 a class, int32 labels) fit in
+    ``KEEP_OUTPUTS_BYTES``: the predictions table then reuses the best epoch's."""
+    if prep.val is None:
+        return False
+    return prep.val.rows_per_epoch * (4 * prep.ds.num_classes + 4) <= KEEP_OUTPUTS_BYTES
 
 
 def _one_based(index: int | None) -> int | None:
