@@ -16,10 +16,15 @@ input wait is the absolute time a step waited for its batch. The clock is
 ``enable_op_determinism``, which exact resume needs. A numpy_function call needs the GIL
 (10-250 us, more when the reader threads hold it), and a clock read per step cost a
 multi-step call a fifth to a third of its speed and slowed the input it measured (issue
-#13). So not every step is timed (:func:`make_steps`' ``schedule``): the first batch of each
-of the reader's segments for itself (when input is slow, it is the one that waits), one in
-``rate`` of the others, picked by a hash of the step's number, for ``rate`` steps, and
-every step after a call that waited more than :data:`DENSE_AFTER_S` a step. The rate is
+#13). A call of one step (``--steps-per-call 1``, the default) times its step, with three
+clock reads (the call's start, the clock's own cost, the batch there): one more than the
+two reads (start, end) its sampled plan made even for an untimed step, no slower in
+``guiapp bench baselines``' steady epochs, and its graph needs none of the plan below. In a
+call of several steps not every step is timed (:func:`make_steps`' ``schedule``): the
+first batch of each of the reader's segments for itself (when input is slow, it is the one
+that waits), one in ``rate`` of the others, picked by a hash of the step's number, for
+``rate`` steps, and every step after a call that waited more than :data:`DENSE_AFTER_S` a
+step. The rate is
 what the clock can afford: each call reads the clock at its start and end, and the next
 call's rate is the least that keeps a timed step's clock reads (:data:`CLOCK_COST_S`) under
 :data:`CLOCK_BUDGET` of the step time (1, every step, for a step of 10 ms or more; at most
@@ -372,22 +377,31 @@ def make_steps(
         end_call(start, t_start, out[0], n)
         return None
 
-    # A call of one step (``--steps-per-call 1``, the default) is the loop's first
-    # iteration alone: the same fetch, step and end, without the ``while_loop`` and the
-    # body's fetch of a next batch it would never take. Half the graph's functions, so its
-    # first call (trace and instantiation, in every run's first epoch) costs less.
-    one_step = tf.constant(1, tf.int32)
+    # A call of one step (``--steps-per-call 1``, the default) runs a graph without the
+    # ``while_loop``, the body's fetch of a next batch it would never take, the sampling
+    # plan and its branches: a fifth of the functions, so its first call (trace and
+    # instantiation, in every run's first epoch) costs less (``guiapp bench first-call``).
+    startup_counts = tf.constant([0.0, 1.0, 0.0], tf.float64)
+    step_counts = tf.constant([1.0, 0.0, 1.0 if every else 0.0], tf.float64)
 
     @tf.function(autograph=False)
     def train_one(iterator: Any) -> None:
         if not sample:
             step(iterator.get_next(), no_wait)
             return None
+        # Every step of a one-step call is timed, for itself: its call already reads the
+        # clock at its start, which serves as the first read, so it costs one read more
+        # than an untimed call, and none of the sampling plan's ops and branches (each a
+        # function to trace and instantiate in the run's first call).
         start = totals.var.value()
-        t_start = clock(start)
-        sched = schedule(tf.cast(start[STEPS], tf.int64), one_step)
-        batch, wait0 = fetch(iterator, 0, sched, (), None)
-        end_call(start, t_start, step(batch, wait0), one_step)
+        done = clock(start)
+        ref = clock(done)
+        with tf.control_dependencies([ref]):
+            batch = iterator.get_next()
+        waited = (clock(batch, ref) - ref) - (ref - done)
+        first = tf.equal(tf.cast(start[STEPS], tf.int64), totals.origin)
+        step(batch, waited * tf.where(first, startup_counts, step_counts))
+        rate_var.assign(1)  # (the meters report it: every step timed)
         return None
 
     # Several workers must make the same plan: a call's first batch is fetched by a timed
