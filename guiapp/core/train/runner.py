@@ -63,6 +63,8 @@ class TrainingJob:
         self._val_outputs: tuple[int, list[tuple[Any, Any]] | None] | None = None
         self._it: Any = None  # the training iterator (``_iterator``) and where it stands
         self._it_at: tuple[int, int] = (-1, -1)
+        # the training batches from a position, built before the run starts (``_batches``)
+        self._dist: tuple[tuple[int, int], Any] | None = None
         self.metrics = metrics_of_spec(cfg.model)  # what every step, row and event counts
 
     # -- events --------------------------------------------------------------------------
@@ -81,7 +83,9 @@ class TrainingJob:
             return self._run(prep, state)
 
     def _run(self, prep: PreparedRun, state: RunState) -> dict[str, Any]:
-        self._start(prep, state)
+        # The compiled steps (not yet traced) and the training batches are made before the
+        # run says it has started, as Keras's ``fit`` makes its train function and dataset
+        # before its first epoch begins; the first epoch then holds what every epoch does.
         steps = make_steps(
             prep.model,
             prep.optimizer,
@@ -92,6 +96,9 @@ class TrainingJob:
             segment_batches=prep.train.segment_batches,
             metrics=self.metrics,
         )
+        at = (state.epoch, state.step)
+        self._dist = (at, self._batches(prep, at))
+        self._start(prep, state)
         t_run = time.perf_counter()
         patience = self.cfg.early_stopping
         while state.epoch < self.cfg.epochs and not should_stop(state.history, patience):
@@ -198,17 +205,24 @@ class TrainingJob:
         at = (state.epoch, state.step)
         if self._it is not None and self._it_at == at:
             return self._it
+        made, self._dist = self._dist, None
+        dist = made[1] if made is not None and made[0] == at else self._batches(prep, at)
+        self._it, self._it_at = iter(dist), at
+        return self._it
+
+    def _batches(self, prep: PreparedRun, at: tuple[int, int]) -> Any:
+        """The distributed dataset of the training batches from position ``at`` (epoch,
+        step) to the run's last epoch."""
         local, x_shape, train = prep.local, prep.x_shape, prep.train
-        dist = prep.strategy.distribute_datasets_from_function(
-            lambda ctx, e=state.epoch, s=state.step: train.tf_dataset(
-                range(e, self.cfg.epochs),
-                start_batch=s * local,
+        epoch, step = at
+        return prep.strategy.distribute_datasets_from_function(
+            lambda ctx: train.tf_dataset(
+                range(epoch, self.cfg.epochs),
+                start_batch=step * local,
                 x_shape=x_shape,
                 end_batch=prep.steps * local,
             )
         )
-        self._it, self._it_at = iter(dist), at
-        return self._it
 
     def _checkpoint(self, prep: PreparedRun, state: RunState) -> None:
         """Save the position (epoch, next step, the epoch's sums so far) with every model and
