@@ -97,7 +97,8 @@ class TrainingJob:
             metrics=self.metrics,
         )
         at = (state.epoch, state.step)
-        self._dist = (at, self._batches(prep, at))
+        if state.epoch < self.cfg.epochs:  # (a finished run resumed has nothing to read)
+            self._dist = (at, self._batches(prep, at))
         self._start(prep, state)
         t_run = time.perf_counter()
         patience = self.cfg.early_stopping

@@ -1,8 +1,8 @@
 """TensorBoard event files for a run: a listener on the run's events.
 
-``RUN_DIR/tensorboard/`` receives the batch curves at their global
-step (``batch/loss``, ``batch/accuracy``, ``batch/top3_accuracy``, ``batch/rows_per_s``,
-``batch/input_wait``), the epoch curves at the epoch number, 1-based (``epoch/loss``,
+``RUN_DIR/tensorboard/`` receives the batch curves at their global step (``batch/loss``,
+``batch/accuracy``, ``batch/top3_accuracy``, ``batch/rows_per_s``, ``batch/input_wait``),
+the epoch curves at the epoch number, 1-based (``epoch/loss``,
 ``epoch/val_accuracy``, ``epoch/val_top3_accuracy``, ``epoch/input_wait``, ...) and, through
 the HParams plugin, the trial's parameters with the metrics the dashboard lists. The
 metric names come from :mod:`.metrics` (the run's own, from its ``started`` event). So
@@ -11,14 +11,18 @@ The runner knows nothing of it: it emits events, this writes them.
 
 The summaries are TensorBoard's own protocol buffers (``scalar_pb``, ``hparams_pb``: what
 ``tf.summary.scalar`` and the HParams API write, float32 tensors with the plugins'
-metadata), written by TensorBoard's ``EventFileWriter`` (its own thread), not through
-TensorFlow's eager summary ops: those cost the training loop ~1.8 ms per batch event (one
+metadata), written as records by TensorBoard's ``RecordWriter`` in the calling thread (no
+Python thread of its own beside the training loop, whose clock reads need the GIL), not
+through TensorFlow's eager summary ops: those cost the training loop ~1.8 ms per batch event (one
 op dispatch per scalar), a tenth of a light model's epoch at batch 512, and 24 ms for the
 HParams at the run's start (``guiapp bench baselines``).
 """
 
 from __future__ import annotations
 
+import itertools
+import os
+import socket
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +42,8 @@ def hparam_metrics(names: Sequence[str] = (ACCURACY,)) -> tuple[str, ...]:
 
 
 FOLDER = "tensorboard"
+#: A number for each event file this process opens (two trials in one second get two)
+_files = itertools.count()
 
 
 def tensorboard_missing() -> str | None:
@@ -68,20 +74,26 @@ class TensorBoardLog:
         import tensorboard.plugins.hparams.api  # noqa: F401
         import tensorboard.plugins.hparams.summary_v2  # noqa: F401
         import tensorboard.plugins.scalar.summary_v2  # noqa: F401
-        import tensorboard.summary.writer.event_file_writer  # noqa: F401
+        import tensorboard.summary.writer.record_writer  # noqa: F401
 
     def _open(self) -> Any:
         if self._writer is None:
-            from tensorboard.summary.writer.event_file_writer import EventFileWriter
+            from tensorboard.compat.proto.event_pb2 import Event
+            from tensorboard.summary.writer.record_writer import RecordWriter
 
             self.dir.mkdir(parents=True, exist_ok=True)
-            self._writer = EventFileWriter(str(self.dir))
+            name = f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}"
+            name += f".{os.getpid()}.{next(_files)}"
+            self._writer = RecordWriter(open(self.dir / name, "wb"))  # noqa: SIM115
+            version = Event(wall_time=time.time(), file_version="brain.Event:2")
+            self._writer.write(version.SerializeToString())
         return self._writer
 
     def _write(self, summary: Any, step: int) -> None:
         from tensorboard.compat.proto.event_pb2 import Event
 
-        self._open().add_event(Event(wall_time=time.time(), step=step, summary=summary))
+        event = Event(wall_time=time.time(), step=step, summary=summary)
+        self._open().write(event.SerializeToString())
 
     def __call__(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
