@@ -309,6 +309,35 @@ def test_tf_dataset_matches_numpy_and_resumes(tmp_path: Path) -> None:
     assert tf.data.Options  # imported for real
 
 
+def test_segments_read_before_the_first_call_give_the_same_batches(tmp_path: Path) -> None:
+    """``start_reading`` (a run's first segments read while its steps trace, the pool's
+    pages touched): the same batches as a pipeline that reads them when asked, from a
+    resumed position too, and what is read is what is asked for."""
+    pytest.importorskip("tensorflow")
+    path = write_ids(tmp_path / "ids.h5", 7000, 3000)
+    # segments of a window (5 batches), so the epoch has several
+    kw = dict(batch_size=96, block_rows=128, window_blocks=4, seed=4, split="train")
+    kw["segment_bytes"] = 1
+
+    def batches(p: BatchPipeline, epochs: range, start: int) -> list[tuple[np.ndarray, ...]]:
+        return [(x.numpy(), y.numpy()) for x, y in p.tf_dataset(epochs, start_batch=start)]
+
+    for epochs, start in ((range(0, 2), 0), (range(1, 2), 5)):
+        want = batches(BatchPipeline(path, **kw), epochs, start)  # type: ignore[arg-type]
+        p = BatchPipeline(path, **kw)  # type: ignore[arg-type]
+        p.start_reading(epochs.start, start)
+        early = set(p._early)
+        firsts = {(epochs.start, start + p.segment_batches * j) for j in range(p.threads)}
+        assert {k[:2] for k in early} == firsts
+        got = batches(p, epochs, start)
+        assert not p._early  # every segment read early was asked for, and taken
+        assert len(got) == len(want) > 0
+        for (gx, gy), (wx, wy) in zip(got, want, strict=True):
+            np.testing.assert_array_equal(gx, wx)
+            np.testing.assert_array_equal(gy, wy)
+        p.close()
+
+
 def test_keras_fit_from_the_dataset(tmp_path: Path) -> None:
     pytest.importorskip("tensorflow")
     import keras

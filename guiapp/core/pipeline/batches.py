@@ -123,6 +123,8 @@ class BatchPipeline:
         self._epochs: OrderedDict[int, EpochPlan] = OrderedDict()
         self._whole: dict[tuple[int, ...] | None, Any] = {}
         self._lock = threading.Lock()
+        # segments read ahead of tf.data's first call (``start_reading``), by (epoch, b0, b1)
+        self._early: dict[tuple[int, int, int], Future[tuple[np.ndarray, np.ndarray]]] = {}
 
     # -- plan ---------------------------------------------------------------------------
     def epoch_plan(self, epoch: int) -> EpochPlan:
@@ -171,11 +173,22 @@ class BatchPipeline:
         window = max(1, self.plan.window_blocks * self.plan.block_rows // bs)
         return max(window, -(-self.segment_bytes // (bs * (self.ds.row_nbytes + 4))))
 
+    @property
+    def segment_prefetch(self) -> int:
+        """Segments tf.data reads ahead: enough to hold ``prefetch`` batches, at least two."""
+        return max(2, -(-self.prefetch // self.segment_batches))
+
     def read_segment(self, epoch: int, b0: int, b1: int) -> tuple[np.ndarray, np.ndarray]:
         """Batches ``[b0, b1)`` of ``epoch``, back to back in one pooled buffer.
 
         Batch ``b0 + j`` is rows ``[j*B, (j+1)*B)`` of the result (the last may be shorter).
         """
+        early = self._early.pop((epoch, b0, b1), None)
+        if early is not None:
+            return early.result()
+        return self._read_segment(epoch, b0, b1)
+
+    def _read_segment(self, epoch: int, b0: int, b1: int) -> tuple[np.ndarray, np.ndarray]:
         if READ_DELAY_S:
             with _READ_DELAY_LOCK:
                 time.sleep(READ_DELAY_S * (b1 - b0))
@@ -183,6 +196,32 @@ class BatchPipeline:
         x, y = self.reader.buffers(int(length.sum()))
         self.reader.read_runs(src, dest, length, x, y)
         return x, y
+
+    def start_reading(self, epoch: int, start_batch: int = 0, end_batch: int | None = None) -> None:
+        """Read the first segments of ``epoch`` from ``start_batch`` (``threads`` of them)
+        now, in threads of their own, where ``read_segment`` will find them, and touch the
+        pages of the other buffers the read-ahead will hold.
+
+        tf.data starts its reader at the iterator's first ``get_next``, which a run's first
+        call of the compiled steps makes only once it has traced them (0.2 s and more): read
+        from the files here, the first segments and the fresh buffers' pages come in during
+        the trace, on the other core (the compiled reads and the touching hold no GIL). A
+        pipeline reading from its memory cache copies its first segment at once anyway; it
+        does nothing here. ``close`` drops what was never asked for."""
+        if self.reader.cache is not None:
+            return
+        segs = self.segments(epoch, start_batch, end_batch)[: self.threads]
+        if not segs:
+            return
+        pool = ThreadPoolExecutor(len(segs), thread_name_prefix="guiapp-first-read")
+        for b0, b1 in segs:
+            self._early[(epoch, b0, b1)] = pool.submit(self._read_segment, epoch, b0, b1)
+        # the buffers the read-ahead holds besides (its segments, those being read and the
+        # one the steps slice)
+        rows = self.segment_batches * self.plan.batch_size
+        busy = self.segment_prefetch + self.threads + 1
+        pool.submit(self.reader.pool.touch, rows * self.reader.row_bytes, busy)
+        pool.shutdown(wait=False)
 
     def segments(
         self, epoch: int, start_batch: int = 0, end_batch: int | None = None
@@ -262,6 +301,9 @@ class BatchPipeline:
         return got
 
     def close(self) -> None:
+        for early in self._early.values():
+            early.cancel()
+        self._early.clear()
         self._whole.clear()
         self.reader.close()
         self.ds.close()

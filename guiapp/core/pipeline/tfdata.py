@@ -47,7 +47,7 @@ def build_tf_dataset(
     spec = p.augment
     seed = p.plan.seed
     # Enough segments read ahead to hold ``p.prefetch`` batches (at least two).
-    segment_prefetch = max(2, -(-p.prefetch // p.segment_batches))
+    segment_prefetch = p.segment_prefetch
 
     def segments_of(epoch: Any) -> np.ndarray:
         e = int(epoch)

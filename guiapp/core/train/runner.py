@@ -208,6 +208,8 @@ class TrainingJob:
             return self._it
         made, self._dist = self._dist, None
         dist = made[1] if made is not None and made[0] == at else self._batches(prep, at)
+        # the first segments read while the first call traces the steps
+        prep.train.start_reading(at[0], at[1] * prep.local, prep.steps * prep.local)
         self._it, self._it_at = iter(dist), at
         return self._it
 
