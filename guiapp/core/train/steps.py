@@ -20,23 +20,21 @@ multi-step call a fifth to a third of its speed and slowed the input it measured
 clock reads (the call's start, the clock's own cost, the batch there): one more than the
 two reads (start, end) its sampled plan made even for an untimed step, no slower in
 ``guiapp bench baselines``' steady epochs, and its graph needs none of the plan below. In a
-call of several steps not every step is timed (:func:`make_steps`' ``schedule``): the
-first batch of each of the reader's segments for itself (when input is slow, it is the one
-that waits), one in ``rate`` of the others, picked by a hash of the step's number, for
-``rate`` steps, and every step after a call that waited more than :data:`DENSE_AFTER_S` a
-step. The rate is
-what the clock can afford: each call reads the clock at its start and end, and the next
-call's rate is the least that keeps a timed step's clock reads (:data:`CLOCK_COST_S`) under
-:data:`CLOCK_BUDGET` of the step time (1, every step, for a step of 10 ms or more; at most
-:data:`MAX_SAMPLE`; :data:`WAIT_SAMPLE` for the first call). A fixed one in 8 (one in 32
-after a calm call) let one sample stand for 32 steps of a model that could afford more, and
-under load one preempted clock read made a whole window read input-bound (issue #30).
+call of several steps not every step is timed (:func:`make_steps`' ``schedule``): the first
+batch of each of the reader's segments for itself (when input is slow, it is the one that
+waits), one in ``rate`` of the others, picked by a hash of the step's number, for ``rate``
+steps, and every step after a call that waited more than :data:`DENSE_AFTER_S` a step. The
+rate is what the clock can afford: each call reads the clock at its start and end, and the
+next call's rate is the least that keeps a timed step's clock reads (:data:`CLOCK_COST_S`)
+under :data:`CLOCK_BUDGET` of the step time (1, every step, for a step of 10 ms or more; at
+most :data:`MAX_SAMPLE`; :data:`WAIT_SAMPLE` for the first call). A fixed one in 8 (one in
+32 after a calm call) let one sample stand for 32 steps of a model that could afford more,
+and under load one preempted clock read made a whole window read input-bound (issue #30).
 Each choice depends only on waits and times already seen, so the weighted sum is an
 unbiased estimate of the wait. Workers of a cluster make one choice together (any waited:
 dense; the rate: their mean), or they would fetch through different ops and wait for each
-other forever. The per-call plan makes the loop fetch
-through one ``cond`` a step and time it in another: with nothing timed it runs as fast as the
-untimed loop.
+other forever. The per-call plan makes the loop fetch through one ``cond`` a step and time
+it in another: with nothing timed it runs as fast as the untimed loop.
 
 What the clock counts (issue #30): the epoch's first batch (or a resumed epoch's) waits for
 the reader to start; that wait is start-up (:data:`STARTUP_S`), reported apart from the

@@ -2,20 +2,20 @@
 
 ``RUN_DIR/tensorboard/`` receives the batch curves at their global step (``batch/loss``,
 ``batch/accuracy``, ``batch/top3_accuracy``, ``batch/rows_per_s``, ``batch/input_wait``),
-the epoch curves at the epoch number, 1-based (``epoch/loss``,
-``epoch/val_accuracy``, ``epoch/val_top3_accuracy``, ``epoch/input_wait``, ...) and, through
-the HParams plugin, the trial's parameters with the metrics the dashboard lists. The
-metric names come from :mod:`.metrics` (the run's own, from its ``started`` event). So
-``tensorboard --logdir EXPERIMENT_DIR`` shows every trial's curves and the HParams table.
-The runner knows nothing of it: it emits events, this writes them.
+the epoch curves at the epoch number, 1-based (``epoch/loss``, ``epoch/val_accuracy``,
+``epoch/val_top3_accuracy``, ``epoch/input_wait``, ...) and, through the HParams plugin,
+the trial's parameters with the metrics the dashboard lists. The metric names come from
+:mod:`.metrics` (the run's own, from its ``started`` event). So ``tensorboard --logdir
+EXPERIMENT_DIR`` shows every trial's curves and the HParams table. The runner knows nothing
+of it: it emits events, this writes them.
 
 The summaries are TensorBoard's own protocol buffers (``scalar_pb``, ``hparams_pb``: what
 ``tf.summary.scalar`` and the HParams API write, float32 tensors with the plugins'
 metadata), written as records by TensorBoard's ``RecordWriter`` in the calling thread (no
 Python thread of its own beside the training loop, whose clock reads need the GIL), not
-through TensorFlow's eager summary ops: those cost the training loop ~1.8 ms per batch event (one
-op dispatch per scalar), a tenth of a light model's epoch at batch 512, and 24 ms for the
-HParams at the run's start (``guiapp bench baselines``).
+through TensorFlow's eager summary ops: those cost the training loop ~1.8 ms per batch
+event (one op dispatch per scalar), a tenth of a light model's epoch at batch 512, and
+24 ms for the HParams at the run's start (``guiapp bench baselines``).
 """
 
 from __future__ import annotations
