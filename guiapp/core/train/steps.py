@@ -302,6 +302,15 @@ def make_steps(
         )
         return plan, counts
 
+    def timed_next(iterator: Any, done: Any) -> tuple[Any, Any]:
+        """The iterator's next batch and how long it was waited for: ``done`` is a clock
+        read; the clock is read again at once (the interval is the clock's own cost),
+        then ``get_next``, then once the batch is there."""
+        ref = clock(done)
+        with tf.control_dependencies([ref]):
+            nxt = iterator.get_next()
+        return nxt, (clock(nxt, ref) - ref) - (ref - done)
+
     def fetch(iterator: Any, j: Any, sched: Any, after: Any, last: Any) -> Any:
         """Batch ``j`` of the call (``last`` again past its end) and its waits (zeros if
         not timed).
@@ -317,11 +326,7 @@ def make_steps(
         plan, counts = sched
 
         def timed_first() -> tuple[Any, Any]:
-            done = clock()  # the call's start
-            ref = clock(done)
-            with tf.control_dependencies([ref]):
-                nxt = iterator.get_next()
-            waited = (clock(nxt, ref) - ref) - (ref - done)
+            nxt, waited = timed_next(iterator, clock())  # (from the call's start)
             return nxt, waited * counts[j]
 
         if last is None:
@@ -392,11 +397,7 @@ def make_steps(
         # than an untimed call, and none of the sampling plan's ops and branches (each a
         # function to trace and instantiate in the run's first call).
         start = totals.var.value()
-        done = clock(start)
-        ref = clock(done)
-        with tf.control_dependencies([ref]):
-            batch = iterator.get_next()
-        waited = (clock(batch, ref) - ref) - (ref - done)
+        batch, waited = timed_next(iterator, clock(start))
         first = tf.equal(tf.cast(start[STEPS], tf.int64), totals.origin)
         step(batch, waited * tf.where(first, startup_counts, step_counts))
         rate_var.assign(1)  # (the meters report it: every step timed)
