@@ -48,7 +48,7 @@ wait, unweighted, to :data:`WAIT_ALL_S` beside the sampled estimate, so one run 
 
 On a machine without GPUs the integer-label cross-entropy is TensorFlow's fused kernel
 under op determinism too (:class:`fused_cross_entropy`): its deterministic composite, built
-for the GPU, was 140 more ops a step and 0.09 s of a light model's first call.
+for the GPU, was 138 more ops a step and 0.09 s of a light model's first call.
 
 The sums also hold each extra metric's hits (top-k accuracy, :mod:`.metrics`), one slot
 each from :data:`METRIC0` on.
@@ -158,8 +158,10 @@ class fused_cross_entropy:  # noqa: N801 - a context manager, used like a functi
     Op determinism (exact resume) makes TensorFlow build that loss from a log-softmax, a
     gather and a NaN gate instead (``nn_ops._sparse_softmax_cross_entropy_with_rank_2_logits``),
     because the fused kernel's GPU version is not deterministic; the CPU kernel is (a fixed
-    reduction per row). On a machine without GPUs that composite is 140 more ops a step to
-    trace and run: 0.09 s of a light model's first call and ~0.1-0.3 ms of its steps.
+    reduction per row). On a machine without GPUs that composite is 138 more ops a step to
+    trace and run: 0.09 s of a light model's first call and ~0.1 ms of each step. (Labels
+    out of range, which the store refuses, raise in the fused kernel where the composite
+    gave NaN.)
     Only the tracing of the loss on the calling thread sees the fused function (TensorFlow's
     own, with determinism off); the GPU case is TensorFlow's as it is."""
 
