@@ -152,7 +152,11 @@ def test_check_full_still_finds_changed_rows_of_a_sealed_shard(
     _one_line(guiapp("check", path, "--full"), "00000.h5:", "content hash", "changed")
 
 
-GEN = ["--n", "24000", "--shard-rows", "24000", "--shape", "16x16", "--seed", "3"]
+# One open shard of N rows: the kill below comes at the first progress event past 8,192
+# rows (16,384 here), and the rest of the shard must take longer than the kill takes to
+# land under load (with 24,000 rows the job once finished first: 60 ms were left).
+N = 120_000
+GEN = ["--n", str(N), "--shard-rows", str(N), "--shape", "16x16", "--seed", "3"]
 
 
 def _zero_rows(path: Path, a: int, b: int) -> None:
@@ -183,7 +187,7 @@ def test_a_power_cut_zeroing_an_open_shard_s_tail_is_rolled_back(tmp_path: Path)
     proc.wait(60)
     with Dataset(out) as ds:
         committed = len(ds)
-        assert 8192 <= committed < 24000 and not ds.complete
+        assert 8192 <= committed < N and not ds.complete
     _zero_rows(out, committed - 100, committed)
     with Dataset(out) as ds:  # the counter still vouches for the zeros
         assert len(ds) == committed
@@ -196,7 +200,7 @@ def test_a_power_cut_zeroing_an_open_shard_s_tail_is_rolled_back(tmp_path: Path)
     assert "Traceback" not in r.stderr
     with Dataset(out) as a, Dataset(ref) as b:  # nothing kept that the disk lost
         assert [s.content_hash for s in a.shards] == [s.content_hash for s in b.shards]
-        assert a.read_range(0, 24000)[0].tobytes() == b.read_range(0, 24000)[0].tobytes()
+        assert a.read_range(0, N)[0].tobytes() == b.read_range(0, N)[0].tobytes()
     assert guiapp("check", out, "--full").returncode == 0
 
 
