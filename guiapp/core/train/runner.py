@@ -65,6 +65,8 @@ class TrainingJob:
         self._it_at: tuple[int, int] = (-1, -1)
         # the training batches from a position, built before the run starts (``_batches``)
         self._dist: tuple[tuple[int, int], Any] | None = None
+        # what goes on the training batches (the steps' input-wait stage)
+        self._stage: Any = lambda d: d
         self.metrics = metrics_of_spec(cfg.model)  # what every step, row and event counts
 
     # -- events --------------------------------------------------------------------------
@@ -95,7 +97,9 @@ class TrainingJob:
             prep.train.weights is not None,
             segment_batches=prep.train.segment_batches,
             metrics=self.metrics,
+            native_wait=True,
         )
+        self._stage = steps.input_stage
         at = (state.epoch, state.step)
         if state.epoch < self.cfg.epochs:  # (a finished run resumed has nothing to read)
             self._dist = (at, self._batches(prep, at))
@@ -219,11 +223,13 @@ class TrainingJob:
         local, x_shape, train = prep.local, prep.x_shape, prep.train
         epoch, step = at
         return prep.strategy.distribute_datasets_from_function(
-            lambda ctx: train.tf_dataset(
-                range(epoch, self.cfg.epochs),
-                start_batch=step * local,
-                x_shape=x_shape,
-                end_batch=prep.steps * local,
+            lambda ctx: self._stage(
+                train.tf_dataset(
+                    range(epoch, self.cfg.epochs),
+                    start_batch=step * local,
+                    x_shape=x_shape,
+                    end_batch=prep.steps * local,
+                )
             )
         )
 

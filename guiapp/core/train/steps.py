@@ -9,7 +9,18 @@ variables on the device that the runner reads once per logging window
 (:meth:`DeviceTotals.read`). So the loop synchronises with the device once per
 ``--log-every`` steps, not per step.
 
-The steps also time their wait for input: the clock is read just before the iterator's
+The steps also time their wait for input. Under TensorFlow's default strategy (one
+device: the batches come straight from the training dataset's iterator) tf.data times it
+itself (:class:`NativeWait`): a ``LatencyStatsDataset`` stage at the end of the batches
+times every ``get_next`` in C++, the epoch's first fetch is start-up, and the graphs carry
+no clock. The in-graph clock below cost a light model's steps 0.3-0.4 ms each (its
+``numpy_function`` reads wait for the GIL that the reader's threads hold): at 51,200 25x25
+rows, batch 512, a steady epoch took 0.147 s with it and 0.131 s with tf.data's timing
+(docs/BENCHMARKS.md, "tf.data times the input wait").
+
+Under a mirrored or multi-worker strategy (whose iterators buffer batches per device in
+threads of their own, whose waits are not the step's) the clock is read just before the
+iterator's
 ``get_next`` and just after the batch is there (ordered by control dependencies), so the
 input wait is the absolute time a step waited for its batch. The clock is
 ``time.perf_counter`` through ``tf.numpy_function``: ``tf.timestamp`` refuses to run under
@@ -104,6 +115,62 @@ CLOCK_BUDGET = 0.03
 DENSE_AFTER_S = 1e-3
 
 
+class NativeWait:
+    """The input wait as tf.data records it: a ``LatencyStatsDataset`` stage at the end of
+    the training batches (:meth:`stage`) times each ``get_next`` in C++ (two clock reads,
+    no GIL, allowed under op determinism where ``tf.timestamp`` is not), into a stats
+    aggregator that :meth:`total_s` reads once per logging window.
+
+    Used where the step takes its batches straight from that dataset's iterator: under
+    TensorFlow's default strategy (one device). A mirrored strategy's iterator buffers
+    batches per device in a thread of its own, whose waits are not the step's; there the
+    steps keep their in-graph clock."""
+
+    TAG = "guiapp"
+    NAME = "input"
+
+    def __init__(self) -> None:
+        import tensorflow as tf
+
+        self._tf = tf
+        self.handle = tf.raw_ops.StatsAggregatorHandle(shared_name="", container="")
+
+    def stage(self, dataset: Any) -> Any:
+        """``dataset`` with each of its elements' fetch timed into this aggregator."""
+        tf = self._tf
+        specs = tf.nest.flatten(dataset.element_spec)
+        types = [sp.dtype for sp in specs]
+        shapes = [sp.shape for sp in specs]
+        v = tf.raw_ops.LatencyStatsDataset(
+            input_dataset=tf.data.experimental.to_variant(dataset),
+            tag=self.NAME,
+            output_types=types,
+            output_shapes=shapes,
+        )
+        v = tf.raw_ops.SetStatsAggregatorDataset(
+            input_dataset=v,
+            stats_aggregator=self.handle,
+            tag=self.TAG,
+            counter_prefix=self.TAG,
+            output_types=types,
+            output_shapes=shapes,
+        )
+        return tf.data.experimental.from_variant(v, dataset.element_spec).with_options(
+            dataset.options()
+        )
+
+    def total_s(self) -> float:
+        """Seconds every fetch through :meth:`stage` has taken so far."""
+        from tensorflow.core.framework import summary_pb2
+
+        raw = self._tf.raw_ops.StatsAggregatorSummary(iterator=self.handle).numpy()
+        want = f"{self.TAG}::{self.NAME}"
+        for value in summary_pb2.Summary.FromString(raw).value:
+            if value.tag == want:
+                return float(value.histo.sum) / 1e6
+        return 0.0
+
+
 class DeviceTotals:
     """The epoch's running sums, held on the device: loss sum, correct predictions, steps
     done in the epoch, seconds waited for input, steps whose loss was finite, the start-up
@@ -124,6 +191,13 @@ class DeviceTotals:
         # One step in this many has its wait timed in the next call (1: every step); the
         # steps set it, the meters report it with each window.
         self.rate = tf.Variable(WAIT_SAMPLE, trainable=False, dtype=tf.int64)
+        # With a NativeWait, the input wait is tf.data's (added at :meth:`read`): what it
+        # had recorded when the epoch started here, and the epoch's first fetch (start-up).
+        self.native: NativeWait | None = None
+        self.every = every_step_timed()
+        self.first = True
+        self._base = 0.0
+        self._startup: float | None = None
 
     def initial(
         self, steps: int = 0, kept: Mapping[str, float] | None = None, hits: Sequence[float] = ()
@@ -144,11 +218,31 @@ class DeviceTotals:
         (default: the sums' steps)."""
         sums = self.initial() if sums is None else list(sums)
         self.var.assign(sums)
-        self.origin.assign(int(sums[STEPS] if origin is None else origin))
+        at = int(sums[STEPS] if origin is None else origin)
+        self.origin.assign(at)
+        self.first = int(sums[STEPS]) == at  # the next step is the epoch's first here
+        if self.native is not None:
+            self._base = self.native.total_s()
+            self._startup = None if self.first else 0.0
+
+    def started(self) -> None:
+        """After the epoch's first step here: what its fetch took is start-up."""
+        if self.native is not None and self._startup is None:
+            self._startup = self.native.total_s() - self._base
+        self.first = False
 
     def read(self) -> list[float]:
-        """The sums now: one device-to-host copy (the loop's only synchronisation)."""
-        return [float(v) for v in self.var.numpy()]
+        """The sums now: one device-to-host copy (the loop's only synchronisation), and
+        with a :class:`NativeWait`, one read of its aggregator."""
+        sums = [float(v) for v in self.var.numpy()]
+        if self.native is not None:
+            waited = self.native.total_s() - self._base
+            startup = waited if self._startup is None else self._startup
+            sums[STARTUP_S] += startup
+            sums[WAIT_S] += waited - startup
+            if self.every:
+                sums[WAIT_ALL_S] += waited - startup
+        return sums
 
 
 class fused_cross_entropy:  # noqa: N801 - a context manager, used like a function
@@ -207,6 +301,8 @@ class Steps(NamedTuple):
     totals: DeviceTotals
     #: ``evaluate(x, y)``: the outputs and the batch's loss sum, in one compiled call
     evaluate: Callable[..., Any]
+    #: what goes on the training batches' dataset (a :class:`NativeWait`'s stage, or nothing)
+    input_stage: Callable[[Any], Any] = lambda d: d
 
 
 def make_steps(
@@ -220,6 +316,7 @@ def make_steps(
     timed: bool = True,
     segment_batches: int = 0,
     metrics: Sequence[str] = (),
+    native_wait: bool = False,
 ) -> Steps:
     """``train(iterator, n)`` under ``strategy.run``, ``predict(x)`` and the per-example loss.
 
@@ -229,7 +326,9 @@ def make_steps(
     ``segment_batches``: the reader's batches per segment (``BatchPipeline.segment_batches``;
     0 if unknown), whose first batches the clock always times. ``metrics``: the run's
     metric names (:func:`.metrics.run_metrics`); each one besides ``accuracy`` gets its
-    hits counted in a slot of its own.
+    hits counted in a slot of its own. ``native_wait``: time the input wait in tf.data
+    (:class:`NativeWait`; its ``stage`` goes on the training batches, ``Steps.input_stage``)
+    where the strategy is TensorFlow's default, instead of the in-graph clock.
     """
     import tensorflow as tf
 
@@ -238,6 +337,9 @@ def make_steps(
     binary = int(model.outputs[0].shape[-1]) == 1
     extras = tuple(top_k(m) for m in extra_metrics(metrics))
     totals = DeviceTotals(len(extras))
+    default = type(strategy).__name__ == "_DefaultDistributionStrategy"
+    if native_wait and timed and default:
+        totals.native = NativeWait()
     every = every_step_timed()
 
     def correct_count(y: Any, out: Any) -> Any:
@@ -286,7 +388,8 @@ def make_steps(
 
     zero = tf.constant(0.0, tf.float64)
     no_wait = tf.zeros([3], tf.float64)
-    sample = WAIT_SAMPLE if timed else 0
+    # (with tf.data timing the input, the graphs carry no clock)
+    sample = WAIT_SAMPLE if timed and totals.native is None else 0
 
     def clock(*after: Any) -> Any:
         """``time.perf_counter()`` once every tensor of ``after`` is there."""
@@ -473,11 +576,18 @@ def make_steps(
     looped = [False]
 
     def train(iterator: Any, n: int) -> None:
+        if totals.native is not None and totals.first and n > 1:
+            train(iterator, 1)  # the epoch's first fetch alone: its wait is start-up
+            n -= 1
         if n == 1 and not looped[0]:
             train_one(iterator)
         else:
             looped[0] = True
             train_steps(iterator, tf.constant(n, tf.int32))
+        if totals.first:
+            totals.started()
+        if totals.native is not None:
+            rate_var.assign(1)  # (every step timed)
 
     @tf.function(autograph=False)
     def predict(x: Any) -> Any:
@@ -490,4 +600,6 @@ def make_steps(
         out = model(x, training=False)
         return out, tf.reduce_sum(tf.cast(per_example_loss(y, out), tf.float32))
 
-    return Steps(train, predict, per_example_loss, totals, evaluate)
+    native = totals.native
+    stage = native.stage if native is not None else (lambda d: d)
+    return Steps(train, predict, per_example_loss, totals, evaluate, stage)
