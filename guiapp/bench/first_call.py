@@ -8,11 +8,12 @@ in-memory rows (a ``tf.data`` dataset of random rows, so no reader is in it), an
 the first call and the second:
 
 - ``runner``: what ``guiapp train`` runs by default: op determinism on (exact resume),
-  the input-wait meter on, one step per call (the one-step graph);
+  the input-wait meter on (under the default strategy: tf.data's timing stage on the
+  batches, the graphs without a clock), one step per call (the one-step graph);
 - ``loop``: the same, with calls of 2 steps (``--steps-per-call`` above 1: the
   ``while_loop`` graph);
 - ``no_meter``: the runner's steps without the input-wait meter (``make_steps(timed=False)``,
-  not a runner option);
+  not a runner option: no timing stage either);
 - ``no_determinism``: the runner's steps without op determinism (not a runner option);
 - ``keras``: Keras's own ``train_function`` for the same model (``model.compile`` with the
   spec's loss, Adam and accuracy, ``jit_compile=False``, which Keras's ``"auto"`` is on a
@@ -92,8 +93,8 @@ def child(argv: list[str]) -> None:
     else:
         from .train import _parts
 
-        _strategy, _model, steps = _parts(spec, batch, timed=meter)
-        it = iter(ds)
+        _strategy, _model, steps = _parts(spec, batch, timed=meter, native_wait=True)
+        it = iter(steps.input_stage(ds))
 
         def call() -> None:
             steps.train(it, per_call)

@@ -44,9 +44,15 @@ def _dataset(folder: Path, generator: str, rows: int) -> Path:
 
 
 def _parts(
-    spec: dict[str, Any], batch: int, timed: bool = True, segment_batches: int = 0
+    spec: dict[str, Any],
+    batch: int,
+    timed: bool = True,
+    segment_batches: int = 0,
+    native_wait: bool = False,
 ) -> tuple[Any, Any, Any]:
-    """(strategy, model, steps) as the runner builds them for the CPU."""
+    """(strategy, model, steps) as the runner builds them for the CPU (``native_wait``:
+    the input wait timed by tf.data, as the runner's is under the default strategy; its
+    stage then goes on the batches, ``steps.input_stage``)."""
     import keras
     import tensorflow as tf
 
@@ -61,7 +67,15 @@ def _parts(
         loss, optimizer, _ = compile_parts(spec)
         optimizer.build(model.trainable_variables)
     steps = make_steps(
-        model, optimizer, loss, strategy, batch, False, timed=timed, segment_batches=segment_batches
+        model,
+        optimizer,
+        loss,
+        strategy,
+        batch,
+        False,
+        timed=timed,
+        segment_batches=segment_batches,
+        native_wait=native_wait,
     )
     return strategy, model, steps
 

@@ -13,16 +13,17 @@ The steps also time their wait for input. Under TensorFlow's default strategy (o
 device: the batches come straight from the training dataset's iterator) tf.data times it
 itself (:class:`NativeWait`): a ``LatencyStatsDataset`` stage at the end of the batches
 times every ``get_next`` in C++, the epoch's first fetch is start-up, and the graphs carry
-no clock. The in-graph clock below cost a light model's steps 0.3-0.4 ms each (its
-``numpy_function`` reads wait for the GIL that the reader's threads hold): at 51,200 25x25
-rows, batch 512, a steady epoch took 0.147 s with it and 0.131 s with tf.data's timing
+no clock. The in-graph clock below cost a light model's steps 0.1-0.4 ms each (its
+``numpy_function`` reads wait for the GIL, which the reader's threads hold): at 51,200 25x25
+rows, batch 512, a steady epoch took 0.144-0.147 s with it and 0.131-0.136 s with tf.data's
+timing, and its first call (``guiapp bench first-call``, light-2d) 0.131 s against 0.121 s
 (docs/BENCHMARKS.md, "tf.data times the input wait").
 
-Under a mirrored or multi-worker strategy (whose iterators buffer batches per device in
-threads of their own, whose waits are not the step's) the clock is read just before the
-iterator's
-``get_next`` and just after the batch is there (ordered by control dependencies), so the
-input wait is the absolute time a step waited for its batch. The clock is
+Under a mirrored or multi-worker strategy the steps keep the in-graph clock: there the
+iterators buffer batches per device in threads of their own, whose waits are not the
+step's. The clock is read just before the iterator's ``get_next`` and just after the
+batch is there (ordered by control dependencies), so the input wait is the absolute time a
+step waited for its batch. The clock is
 ``time.perf_counter`` through ``tf.numpy_function``: ``tf.timestamp`` refuses to run under
 ``enable_op_determinism``, which exact resume needs. A numpy_function call needs the GIL
 (10-250 us, more when the reader threads hold it), and a clock read per step cost a
@@ -577,7 +578,11 @@ def make_steps(
 
     def train(iterator: Any, n: int) -> None:
         if totals.native is not None and totals.first and n > 1:
-            train(iterator, 1)  # the epoch's first fetch alone: its wait is start-up
+            # The epoch's first fetch alone (its wait is start-up), by the loop's graph
+            # (which takes any n): a run of longer calls still traces one graph.
+            looped[0] = True
+            train_steps(iterator, tf.constant(1, tf.int32))
+            totals.started()
             n -= 1
         if n == 1 and not looped[0]:
             train_one(iterator)
