@@ -341,6 +341,7 @@ def make_steps(
     default = type(strategy).__name__ == "_DefaultDistributionStrategy"
     if native_wait and timed and default:
         totals.native = NativeWait()
+        totals.rate.assign(1)  # (the meters report it: tf.data times every step's wait)
     every = every_step_timed()
 
     def correct_count(y: Any, out: Any) -> Any:
@@ -591,8 +592,6 @@ def make_steps(
             train_steps(iterator, tf.constant(n, tf.int32))
         if totals.first:
             totals.started()
-        if totals.native is not None:
-            rate_var.assign(1)  # (every step timed)
 
     @tf.function(autograph=False)
     def predict(x: Any) -> Any:
