@@ -309,6 +309,28 @@ def test_tf_dataset_matches_numpy_and_resumes(tmp_path: Path) -> None:
     assert tf.data.Options  # imported for real
 
 
+def test_training_epochs_read_as_one_stream_of_segments(tmp_path: Path) -> None:
+    """Several epochs of whole batches (training's ``drop_remainder``) are read as one
+    stream of the epochs' segments, not a dataset per epoch: each epoch's batches are still
+    its own, in its order (none joins two epochs' rows), from a resumed position too."""
+    pytest.importorskip("tensorflow")
+    path = write_ids(tmp_path / "ids.h5", 7000, 3000)
+    kw = dict(batch_size=96, block_rows=128, window_blocks=4, seed=4, split="train")
+    p = BatchPipeline(path, drop_remainder=True, segment_bytes=1, **kw)  # type: ignore[arg-type]
+    plan = p.epoch_plan(0)
+    assert len(p.segments(0)) > 2 and plan.rows % 96  # a partial batch is dropped
+    want = [collect(p, e) for e in range(3)]
+    assert all(len(w) == plan.rows // 96 for w in want)
+    for epochs, start in ((range(0, 3), 0), (range(1, 3), 5)):
+        got = [(x.numpy(), y.numpy()) for x, y in p.tf_dataset(epochs, start_batch=start)]
+        flat = [b for e in epochs for b in want[e][(start if e == epochs.start else 0) :]]
+        assert len(got) == len(flat)
+        for (gx, gy), (wx, wy) in zip(got, flat, strict=True):
+            np.testing.assert_array_equal(gx, wx)
+            np.testing.assert_array_equal(gy, wy)
+    p.close()
+
+
 def test_segments_read_before_the_first_call_give_the_same_batches(tmp_path: Path) -> None:
     """``start_reading`` (a run's first segments read while its steps trace, the pool's
     pages touched): the same batches as a pipeline that reads them when asked, from a
