@@ -89,15 +89,7 @@ def build_tf_dataset(
     def one_epoch(epoch: Any) -> Any:
         """The epoch's batches; ``epoch`` a tf.int64 scalar (one traced function serves
         every epoch of a multi-epoch dataset, ``flat_map`` below)."""
-        segs = tf.numpy_function(segments_of, [epoch], tf.int64, stateful=False)
-        segs.set_shape((None, 2))
-
-        @plain
-        def read_op(seg: Any) -> tuple[Any, Any]:
-            return read_at(epoch, seg[0], seg[1])
-
-        d = tf.data.Dataset.from_tensor_slices(segs)
-        d = d.map(read_op, num_parallel_calls=p.threads, deterministic=True)
+        d = epoch_segments(epoch).map(read_at, num_parallel_calls=p.threads, deterministic=True)
         # The read-ahead holds segments (groups of batches), so its cost is paid per segment.
         d = d.prefetch(segment_prefetch)
         # Segments hold whole batches, so every batch is one aligned slice: no copy.
@@ -158,5 +150,6 @@ def build_tf_dataset(
     # Options.deterministic flag costs a third of the throughput here, so it stays unset.
     d = d.with_options(options)
     # A prefetch of single batches costs a thread hand-off per batch (the reader's wall for
-    # short rows): it is there only to run per-batch maps ahead, or across epochs.
+    # short rows): it is there only to run per-batch maps ahead, or across the epochs of a
+    # dataset made per epoch.
     return d.prefetch(p.prefetch) if per_batch_maps or (len(epochs) > 1 and not across) else d
