@@ -85,15 +85,19 @@ def build_tf_dataset(
         y.set_shape((None,))
         return x, y
 
+    def batches_of(segments: Any) -> Any:
+        """The batches of a dataset of ``(epoch, first, end)`` segments."""
+        d = segments.map(read_at, num_parallel_calls=p.threads, deterministic=True)
+        # The read-ahead holds segments (groups of batches), so its cost is paid per segment.
+        d = d.prefetch(segment_prefetch)
+        # Segments hold whole batches, so every batch is one aligned slice: no copy.
+        return d.rebatch(bs, drop_remainder=p.plan.drop_remainder)
+
     @plain
     def one_epoch(epoch: Any) -> Any:
         """The epoch's batches; ``epoch`` a tf.int64 scalar (one traced function serves
         every epoch of a multi-epoch dataset, ``flat_map`` below)."""
-        d = epoch_segments(epoch).map(read_at, num_parallel_calls=p.threads, deterministic=True)
-        # The read-ahead holds segments (groups of batches), so its cost is paid per segment.
-        d = d.prefetch(segment_prefetch)
-        # Segments hold whole batches, so every batch is one aligned slice: no copy.
-        d = d.rebatch(bs, drop_remainder=p.plan.drop_remainder)
+        d = batches_of(epoch_segments(epoch))
         if not spec.active:
             return d
 
@@ -119,9 +123,7 @@ def build_tf_dataset(
     # thread hand-off per batch, and the first call paid ~0.1 s more for it at 1 M rows.)
     across = len(epochs) > 1 and p.plan.drop_remainder and not spec.active
     if across:
-        d = tf.data.Dataset.range(epochs.start, epochs.stop).flat_map(epoch_segments)
-        d = d.map(read_at, num_parallel_calls=p.threads, deterministic=True)
-        d = d.prefetch(segment_prefetch).rebatch(bs, drop_remainder=True)
+        d = batches_of(tf.data.Dataset.range(epochs.start, epochs.stop).flat_map(epoch_segments))
     elif len(epochs) == 1:
         d = one_epoch(tf.constant(epochs.start, tf.int64))
     else:
