@@ -18,6 +18,7 @@ import pytest
 from conftest import ENV, generated, guiapp
 
 from guiapp.core.store import Dataset
+from guiapp.core.train.steps import AUTO_MIN_STEPS
 
 
 def cnn_args(data: Path, out: Path, *extra: str) -> list[str]:
@@ -75,6 +76,9 @@ def test_cnn2d_small_run_folder_and_events(tmp_path: Path, images: Path) -> None
     batch = next(e for e in ev if e["event"] == "batch")
     assert {"loss", "accuracy", "rows_per_s", "input_wait"} <= set(batch)
     assert 0.0 <= batch["input_wait"] <= 1.0
+    # epochs shorter than AUTO_MIN_STEPS run one step a call (the one-step graph)
+    assert ev[0]["steps_per_epoch"] < AUTO_MIN_STEPS
+    assert [e["steps_per_call"] for e in ev if e["event"] == "epoch"] == [1.0, 1.0]
     for name in (
         "config.json",
         "events.jsonl",

@@ -144,13 +144,16 @@ def test_diverging_loss_stops_with_one_line_and_resumes(tmp_path: Path, make_dat
 
 
 def test_steps_per_call_gives_the_same_run(tmp_path: Path, make_dataset) -> None:
-    """Three steps per call (log every 5, checkpoint every 7: calls cut short at each)
-    trains to the same weights, history and checkpoint positions as one per call; and a
-    run that reads its rows from the files (--cache off) as one that read them once into
-    memory (--cache auto, small data)."""
+    """Three steps per call (log every 5, checkpoint every 7: calls cut short at each), and
+    calls sized by their time (the default, 0, in epochs of AUTO_MIN_STEPS steps or more:
+    this tiny model's calls reach the logs' 5), train to the same weights, history and
+    checkpoint positions as one per call; and a run that reads its rows from the files
+    (--cache off) as one that read them once into memory (--cache auto, small data)."""
+    from guiapp.core.train.steps import AUTO_MIN_STEPS
+
     data = make_dataset("cells.h5", 1200, capacity=1024)
     runs = {}
-    for k, cache in (("1", "auto"), ("3", "off")):
+    for k, cache in (("1", "auto"), ("3", "off"), ("0", "off")):
         r = guiapp(
             "train",
             "--data",
@@ -162,7 +165,7 @@ def test_steps_per_call_gives_the_same_run(tmp_path: Path, make_dataset) -> None
             "--epochs",
             "2",
             "--batch",
-            "32",
+            "4",
             "--log-every",
             "5",
             "--checkpoint-every",
@@ -183,6 +186,39 @@ def test_steps_per_call_gives_the_same_run(tmp_path: Path, make_dataset) -> None
         ]
         for k, ev in runs.items()
     }
-    assert positions["1"] == positions["3"]
-    assert runs["1"][-1]["weights_hash"] == runs["3"][-1]["weights_hash"]
-    assert_same_history(tmp_path / "1", tmp_path / "3")
+    per_call = {
+        k: [e["steps_per_call"] for e in ev if e["event"] == "epoch"] for k, ev in runs.items()
+    }
+    assert runs["1"][0]["steps_per_epoch"] >= AUTO_MIN_STEPS
+    assert per_call["1"] == [1.0, 1.0]
+    # 3 a call, cut at the logs (every 5) and checkpoints (every 7)
+    assert 2.0 < per_call["3"][0] < 3.0
+    # auto: the first epoch starts with calls of 2; the second's are as long as the logs allow
+    assert per_call["0"][1] > per_call["3"][1]
+    for k in ("3", "0"):
+        assert positions["1"] == positions[k]
+        assert runs["1"][-1]["weights_hash"] == runs[k][-1]["weights_hash"]
+        assert_same_history(tmp_path / "1", tmp_path / k)
+
+
+def test_call_sizer() -> None:
+    """--steps-per-call N runs N a call; 0 sizes calls to about AUTO_CALL_S by the calls so
+    far (from 2, so the first traces the loop's graph), within 1..AUTO_CALL_MAX; and runs one
+    step a call where it may not size them (several devices)."""
+    from guiapp.core.train.steps import AUTO_CALL_MAX, AUTO_CALL_S, CallSizer
+
+    fixed = CallSizer(3, True)
+    fixed.took(3, 30.0)
+    assert fixed.per_call == 3
+    assert CallSizer(0, False).per_call == 1
+    auto = CallSizer(0, True)
+    assert auto.per_call == 2
+    auto.took(2, 2 * AUTO_CALL_S / 10.5)  # steps of a tenth and a bit of the target
+    assert auto.per_call == 10
+    auto.took(10, 10 * AUTO_CALL_S / 10.5)
+    assert auto.per_call == 10
+    auto.took(1, 4 * AUTO_CALL_S)  # slow steps: calls of one (the mean of the last two)
+    assert auto.per_call == 1
+    for _ in range(20):
+        auto.took(1, AUTO_CALL_S / 1000)
+    assert auto.per_call == AUTO_CALL_MAX

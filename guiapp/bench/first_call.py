@@ -9,9 +9,10 @@ the first call and the second:
 
 - ``runner``: what ``guiapp train`` runs by default: op determinism on (exact resume),
   the input-wait meter on (under the default strategy: tf.data's timing stage on the
-  batches, the graphs without a clock), one step per call (the one-step graph);
-- ``loop``: the same, with calls of 2 steps (``--steps-per-call`` above 1: the
-  ``while_loop`` graph);
+  batches, the graphs without a clock), calls sized by their time, of which a run's first
+  has 2 steps (the ``while_loop`` graph, the epoch's first fetch alone);
+- ``one_step``: the same, with one step per call (``--steps-per-call 1``: the one-step
+  graph);
 - ``no_meter``: the runner's steps without the input-wait meter (``make_steps(timed=False)``,
   not a runner option: no timing stage either);
 - ``no_determinism``: the runner's steps without op determinism (not a runner option);
@@ -36,8 +37,8 @@ from .command import json_option, print_result
 
 #: variant -> (op determinism, input-wait meter, steps per call); ``keras``: Keras's own.
 VARIANTS: dict[str, tuple[bool, bool, int]] = {
-    "runner": (True, True, 1),
-    "loop": (True, True, 2),
+    "runner": (True, True, 2),
+    "one_step": (True, True, 1),
     "no_meter": (True, False, 1),
     "no_determinism": (False, True, 1),
     "keras": (False, False, 1),

@@ -106,7 +106,8 @@ def register(sub: Any) -> None:
     a(
         "--steps-per-call",
         type=int,
-        help="training steps per compiled call (1; a GPU with a small model: 8-32)",
+        help="training steps per compiled call (0, the default: as many as take about 50 ms "
+        "on one device, one step a call on several; N: N steps)",
     )
     a(
         "--cache",

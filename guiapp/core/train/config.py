@@ -43,10 +43,11 @@ class TrainConfig:
     max_steps: int = 0  # stop after this many steps per epoch (0: all); for quick runs
     early_stopping: int = 0  # stop after this many epochs without a better val accuracy (0: off)
     tensorboard: bool = True  # also write TensorBoard event files into RUN_DIR/tensorboard
-    # Training steps per tf.function call (one Python round trip per call; 1 measured best
-    # on the CPU, docs/BENCHMARKS.md says what a GPU user should set). Results do not
-    # depend on it: calls end at every log, checkpoint and epoch boundary.
-    steps_per_call: int = 1
+    # Training steps per tf.function call (one Python round trip per call). 0 (auto): as
+    # many as take about 50 ms on one device (``steps.CallSizer``; one step a call on
+    # several). Results do not depend on it: calls end at every log, checkpoint and epoch
+    # boundary.
+    steps_per_call: int = 0
     #: How the splits, folds and fractions are cut: ``groups`` keeps every group of rows
     #: whole (rows without groups are each their own group); ``rows`` lets groups cross
     #: splits, and the run says so wherever it shows its scores.
@@ -339,7 +340,7 @@ CHECKS: list[Check] = [
     _at_least("max_steps", 0, "0 trains every step of an epoch"),
     _at_least("log_every", 1, "emit a batch event every N >= 1 steps"),
     _at_least("checkpoint_every", 1, "checkpoint every N >= 1 steps"),
-    _at_least("steps_per_call", 1, "1 runs one step per call"),
+    _at_least("steps_per_call", 0, "0 sizes each call to about 50 ms of steps"),
     _at_least("worker_index", 0, "workers are numbered from 0"),
     check_augment,
     check_early_stopping,

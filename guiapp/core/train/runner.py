@@ -35,7 +35,7 @@ from .metrics import metrics_of_spec
 from .preflight import resolved_config
 from .prepare import PreparedRun, RunState, prepare_run
 from .runfolder import RunFolder
-from .steps import Steps, call_size, make_steps
+from .steps import AUTO_MIN_STEPS, CallSizer, Steps, call_size, make_steps
 
 
 class TrainingJob:
@@ -67,6 +67,8 @@ class TrainingJob:
         self._dist: tuple[tuple[int, int], Any] | None = None
         # what goes on the training batches (the steps' input-wait stage)
         self._stage: Any = lambda d: d
+        self._calls = CallSizer(cfg.steps_per_call, False)  # the steps of each call (``_run``)
+        self._epoch_calls = [0, 0]  # this epoch's calls and their steps, in this process
         self.metrics = metrics_of_spec(cfg.model)  # what every step, row and event counts
 
     # -- events --------------------------------------------------------------------------
@@ -100,6 +102,8 @@ class TrainingJob:
             native_wait=True,
         )
         self._stage = steps.input_stage
+        sized = steps.totals.native is not None and prep.steps >= AUTO_MIN_STEPS
+        self._calls = CallSizer(self.cfg.steps_per_call, sized)
         at = (state.epoch, state.step)
         if state.epoch < self.cfg.epochs:  # (a finished run resumed has nothing to read)
             self._dist = (at, self._batches(prep, at))
@@ -164,8 +168,8 @@ class TrainingJob:
     def _train_epoch(self, prep: PreparedRun, steps: Steps, state: RunState) -> EpochMeters | None:
         """Run the epoch from ``state.step`` on; its meters, or None when cancelled.
 
-        Each call runs ``--steps-per-call`` steps, fewer where a log, checkpoint or the
-        epoch's end comes sooner, so every one of them lands at its exact step."""
+        Each call runs ``--steps-per-call`` steps (0: as many as take about 50 ms,
+        ``steps.CallSizer``), fewer where a log, checkpoint or the epoch's end comes sooner, so every one of them lands at its exact step."""
         cfg = self.cfg
         n = prep.steps
         t_epoch = time.perf_counter()
@@ -182,9 +186,16 @@ class TrainingJob:
             metrics=self.metrics,
         )
         self._meters = meters
+        calls, made = self._calls, self._epoch_calls
+        made[:] = [0, 0]
         while state.step < n:
-            k = call_size(state.step, n, cfg.steps_per_call, cfg.log_every, cfg.checkpoint_every)
+            k = call_size(state.step, n, calls.per_call, cfg.log_every, cfg.checkpoint_every)
+            t_call = time.perf_counter()
             steps.train(it, k)
+            if state.step > meters.start_step:
+                calls.took(k, time.perf_counter() - t_call)
+            made[0] += 1
+            made[1] += k
             state.step += k
             state.global_step += k
             if state.step % cfg.log_every == 0 or state.step == n:
@@ -287,7 +298,11 @@ class TrainingJob:
             self.run.write_history(state.history)
             if improved or prep.val is None:
                 _save_model(prep.model, self.run.best_model)
-        self.emit("epoch", **row, epochs=self.cfg.epochs)
+        calls, made = self._epoch_calls
+        # (the steps per compiled call this process ran: not a score, so not in the history)
+        self.emit(
+            "epoch", **row, epochs=self.cfg.epochs, steps_per_call=round(made / max(calls, 1), 2)
+        )
         state.epoch += 1
         state.step = 0
         self._it_at = (state.epoch, 0)  # the iterator stands at the next epoch's first step

@@ -28,7 +28,7 @@ step waited for its batch. The clock is
 ``enable_op_determinism``, which exact resume needs. A numpy_function call needs the GIL
 (10-250 us, more when the reader threads hold it), and a clock read per step cost a
 multi-step call a fifth to a third of its speed and slowed the input it measured (issue
-#13). A call of one step (``--steps-per-call 1``, the default) times its step, with three
+#13). A call of one step (``--steps-per-call 1``) times its step, with three
 clock reads (the call's start, the clock's own cost, the batch there): one more than the
 two reads (start, end) its sampled plan made even for an untimed step, no slower in
 ``guiapp bench baselines``' steady epochs, and its graph needs none of the plan below. In a
@@ -288,6 +288,51 @@ def _perf_counter() -> np.float64:
     return np.float64(time.perf_counter())
 
 
+#: ``--steps-per-call 0`` (auto, the default): the steps of a call are sized to take about
+#: this long, so the fixed cost of a call (its Python round trip, ~0.25-0.5 ms here) is ~1%
+#: of it while a cancel is still seen within a call's time.
+AUTO_CALL_S = 0.05
+#: The most steps an automatic call runs (calls also end at every log and checkpoint).
+AUTO_CALL_MAX = 32
+#: Auto sizes the calls of epochs of at least this many steps; shorter epochs run one step
+#: a call. Calls of several steps run the loop's graph, whose first call cost 0.05 s (light
+#: models) to 0.1 s (cnn2d-small) more than the one-step graph's, and a call saves
+#: 0.25-0.5 ms: a shorter epoch would not win it back (``guiapp bench first-call``).
+AUTO_MIN_STEPS = 200
+
+
+class CallSizer:
+    """The steps of the next call: ``per_call``, or with 0 (auto) as many as take about
+    :data:`AUTO_CALL_S` by the calls so far.
+
+    Auto sizes calls only where ``adaptive`` (one device, tf.data timing the input wait,
+    which needs no plan per call, and epochs of at least :data:`AUTO_MIN_STEPS` steps);
+    elsewhere 0 means calls of one step, as before auto (the replicas of a multi-worker run
+    keep calls of one size). A run's first call has 2 steps,
+    so it traces the loop's graph (which takes any number of steps) and no other. Results do
+    not depend on the sizes: calls end at every log, checkpoint and epoch boundary
+    (``tests/test_train_loop.py::test_steps_per_call_gives_the_same_run``).
+    """
+
+    def __init__(self, per_call: int, adaptive: bool) -> None:
+        self.fixed = per_call if per_call > 0 else (0 if adaptive else 1)
+        self.size = 2
+        self.step_s: float | None = None
+
+    @property
+    def per_call(self) -> int:
+        return self.fixed or self.size
+
+    def took(self, steps: int, seconds: float) -> None:
+        """A call of ``steps`` steps took ``seconds`` (not an epoch's first call, which
+        also waits for the epoch's first batch, and traces in a run's first epoch)."""
+        if self.fixed:
+            return
+        s = seconds / steps
+        self.step_s = s if self.step_s is None else (self.step_s + s) / 2
+        self.size = max(1, min(AUTO_CALL_MAX, int(AUTO_CALL_S / max(self.step_s, 1e-6))))
+
+
 def call_size(step: int, steps: int, per_call: int, *every: int) -> int:
     """Steps in the call starting at ``step`` (of ``steps``): ``per_call``, fewer where the
     epoch's end or the next multiple of one of ``every`` (log, checkpoint) comes sooner."""
@@ -530,7 +575,7 @@ def make_steps(
         end_call(start, t_start, out[0], n)
         return None
 
-    # A call of one step (``--steps-per-call 1``, the default) runs a graph without the
+    # A call of one step (``--steps-per-call 1``) runs a graph without the
     # ``while_loop``, the body's fetch of a next batch it would never take, the sampling
     # plan and its branches: a fifth of the functions, so its first call (trace and
     # instantiation, in every run's first epoch) costs less (``guiapp bench first-call``).
@@ -566,12 +611,11 @@ def make_steps(
         return out[0] > 0.0, tf.round(out[1] / float(replicas))
 
     def _untimed(iterator: Any, n: Any) -> None:
-        def body(i: Any, batch: Any) -> tuple[Any, Any]:
-            step(batch, no_wait)
-            j = i + 1
-            return j, tf.cond(j < n, iterator.get_next, lambda: batch)
+        def body(i: Any) -> Any:
+            step(iterator.get_next(), no_wait)
+            return i + 1
 
-        tf.while_loop(lambda i, *_: i < n, body, [tf.constant(0, tf.int32), iterator.get_next()])
+        tf.while_loop(lambda i: i < n, body, [tf.constant(0, tf.int32)])
 
     # Which graph a call of one step takes: the one-step graph unless the loop's came
     # first (a run whose calls are longer traces one graph, not both).
