@@ -411,16 +411,25 @@ class OneWindowSegments(BatchPipeline):
 
 
 def test_segment_size_changes_no_batch(tmp_path: Path) -> None:
-    """Short rows: a segment spans many windows (>= 16 MiB), yet every batch, in numpy, in
-    tf.data and resumed mid-segment, holds the rows it held with one-window segments."""
+    """Short rows: a segment spans many windows (>= 8 MiB); a segment of one batch holds
+    part of a window (2 batches here); a segment too large for any read-ahead besides its
+    own: yet every batch, in numpy, in tf.data and resumed mid-segment, holds the rows it
+    held with one-window segments."""
     pytest.importorskip("tensorflow")
+    from guiapp.core.pipeline.batches import READ_AHEAD_BYTES
+
     path = write_ids(tmp_path / "ids.h5", 9000, 4000)
     kw = {"batch_size": 100, "block_rows": 128, "window_blocks": 2, "seed": 3}
     new, old = BatchPipeline(path, **kw), OneWindowSegments(path, **kw)
+    part = BatchPipeline(path, segment_bytes=1, **kw)
+    whole = BatchPipeline(path, segment_bytes=READ_AHEAD_BYTES, **kw)
     assert new.segment_batches > 3 * old.segment_batches
+    assert part.segment_batches == 1 < old.segment_batches == 2
+    assert whole.segment_prefetch == 0 < part.segment_prefetch
     want = collect(old)
     assert len(want) == 90
-    for got in (collect(new), [(x.numpy(), y.numpy()) for x, y in new.tf_dataset(1)]):
+    tf_batches = [[(x.numpy(), y.numpy()) for x, y in p.tf_dataset(1)] for p in (new, part, whole)]
+    for got in (collect(new), collect(part), *tf_batches):
         assert len(got) == len(want)
         for g, w in zip(got, want, strict=True):
             np.testing.assert_array_equal(g[0], w[0])

@@ -31,7 +31,15 @@ MAX_DEFAULT_READER_THREADS = 8
 
 
 #: The least a segment (one hand-off to tf.data) holds, see ``BatchPipeline.segment_batches``.
-SEGMENT_MIN_BYTES = 16 << 20
+SEGMENT_MIN_BYTES = 8 << 20
+#: The bytes of the segments being read and read ahead, together (at least the segments
+#: being read, one a reader thread): a batch is copied into a buffer the steps then read,
+#: and when few buffers are in flight it is still in the processor's cache when they do.
+#: With 25x25 float32 rows at batch 4096 (10 MB a batch), one batch a segment and nothing
+#: read ahead but the readers' own segments took steady epochs from 1.21 s to 0.94-0.98 s,
+#: against 16 MiB segments (two batches) and four more read ahead (docs/BENCHMARKS.md,
+#: "Few buffers in flight").
+READ_AHEAD_BYTES = 24 << 20
 
 
 def _read_delay_s() -> float:
@@ -164,19 +172,26 @@ class BatchPipeline:
     # -- segments -------------------------------------------------------------------------
     @property
     def segment_batches(self) -> int:
-        """Batches read by one call (one hand-off to tf.data): at least one window's worth
-        of rows and at least ``segment_bytes`` (``SEGMENT_MIN_BYTES`` unless the pipeline
-        was given less; a hand-off costs a fixed ~0.1-0.4 ms,
-        so short rows get more batches per hand-off). Which rows each batch holds does not
-        depend on it; docs/BENCHMARKS.md ("The reader's hand-off")."""
-        bs = self.plan.batch_size
-        window = max(1, self.plan.window_blocks * self.plan.block_rows // bs)
-        return max(window, -(-self.segment_bytes // (bs * (self.ds.row_nbytes + 4))))
+        """Batches read by one call (one hand-off to tf.data): at least one, and at least
+        ``segment_bytes`` (``SEGMENT_MIN_BYTES`` unless the pipeline was given less; a
+        hand-off costs a fixed ~0.1-0.4 ms, so short rows get more batches per hand-off).
+        A segment may hold part of a window, or several. Which rows each batch holds does
+        not depend on it; docs/BENCHMARKS.md ("The reader's hand-off", "Few buffers in
+        flight")."""
+        return max(1, -(-self.segment_bytes // self.batch_bytes))
+
+    @property
+    def batch_bytes(self) -> int:
+        return self.plan.batch_size * (self.ds.row_nbytes + 4)
 
     @property
     def segment_prefetch(self) -> int:
-        """Segments tf.data reads ahead: enough to hold ``prefetch`` batches, at least two."""
-        return max(2, -(-self.prefetch // self.segment_batches))
+        """Segments tf.data reads ahead besides those its reader threads are reading:
+        enough to hold ``prefetch`` batches, as far as ``READ_AHEAD_BYTES`` allows (0: the
+        readers' own segments are the read-ahead)."""
+        seg = self.segment_batches * self.batch_bytes
+        room = max(0, READ_AHEAD_BYTES // seg - self.threads)
+        return min(room, -(-self.prefetch // self.segment_batches))
 
     def read_segment(self, epoch: int, b0: int, b1: int) -> tuple[np.ndarray, np.ndarray]:
         """Batches ``[b0, b1)`` of ``epoch``, back to back in one pooled buffer.

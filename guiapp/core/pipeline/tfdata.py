@@ -1,8 +1,9 @@
 """The tf.data face of ``BatchPipeline`` (imported only by processes that train or bench).
 
-Per epoch: the segments (runs of whole batches, at least a window and 16 MiB each) ->
+Per epoch: the segments (runs of whole batches, at least one and 8 MiB each) ->
 ``numpy_function(read_segment)`` in parallel (each call fills one 64-byte-aligned pooled
-buffer with ``preadv``; TensorFlow adopts it without a copy) -> prefetch of segments ->
+buffer with ``preadv``; TensorFlow adopts it without a copy) -> prefetch of segments, as
+far as ``READ_AHEAD_BYTES`` allows (so a batch copied is still in cache when read) ->
 ``rebatch(batch_size)`` (a segment holds whole batches, so each batch is an aligned slice
 of it: no copy either) -> cast, augmentation, class weights only when asked for, then a
 prefetch of batches (only then, or across the epochs of a dataset made per epoch; training's
@@ -88,8 +89,10 @@ def build_tf_dataset(
     def batches_of(segments: Any) -> Any:
         """The batches of a dataset of ``(epoch, first, end)`` segments."""
         d = segments.map(read_at, num_parallel_calls=p.threads, deterministic=True)
-        # The read-ahead holds segments (groups of batches), so its cost is paid per segment.
-        d = d.prefetch(segment_prefetch)
+        # The read-ahead holds segments (groups of batches), so its cost is paid per segment;
+        # where a segment is large, the parallel map's own segments are all there is.
+        if segment_prefetch:
+            d = d.prefetch(segment_prefetch)
         # Segments hold whole batches, so every batch is one aligned slice: no copy.
         return d.rebatch(bs, drop_remainder=p.plan.drop_remainder)
 
