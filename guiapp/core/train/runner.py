@@ -169,7 +169,8 @@ class TrainingJob:
         """Run the epoch from ``state.step`` on; its meters, or None when cancelled.
 
         Each call runs ``--steps-per-call`` steps (0: as many as take about 50 ms,
-        ``steps.CallSizer``), fewer where a log, checkpoint or the epoch's end comes sooner, so every one of them lands at its exact step."""
+        ``steps.CallSizer``), fewer where a log, checkpoint or the epoch's end comes
+        sooner, so every one of them lands at its exact step."""
         cfg = self.cfg
         n = prep.steps
         t_epoch = time.perf_counter()

@@ -308,9 +308,9 @@ class CallSizer:
     Auto sizes calls only where ``adaptive`` (one device, tf.data timing the input wait,
     which needs no plan per call, and epochs of at least :data:`AUTO_MIN_STEPS` steps);
     elsewhere 0 means calls of one step, as before auto (the replicas of a multi-worker run
-    keep calls of one size). A run's first call has 2 steps,
-    so it traces the loop's graph (which takes any number of steps) and no other. Results do
-    not depend on the sizes: calls end at every log, checkpoint and epoch boundary
+    keep calls of one size). A run's first call has 2 steps, so it traces the loop's graph
+    (which takes any number of steps) and no other. Results do not depend on the sizes:
+    calls end at every log, checkpoint and epoch boundary
     (``tests/test_train_loop.py::test_steps_per_call_gives_the_same_run``).
     """
 
