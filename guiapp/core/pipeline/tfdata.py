@@ -49,7 +49,8 @@ def build_tf_dataset(
     weights = tf.constant(p.weights) if p.weights is not None else None
     spec = p.augment
     seed = p.plan.seed
-    # Enough segments read ahead to hold ``p.prefetch`` batches (at least two).
+    # Segments read ahead besides the reader threads' own (``segment_prefetch``: as many as
+    # hold ``p.prefetch`` batches within ``READ_AHEAD_BYTES``; often none).
     segment_prefetch = p.segment_prefetch
 
     def segments_of(epoch: Any) -> np.ndarray:
