@@ -193,8 +193,8 @@ def test_steps_per_call_gives_the_same_run(tmp_path: Path, make_dataset) -> None
     assert per_call["1"] == [1.0, 1.0]
     # 3 a call, cut at the logs (every 5) and checkpoints (every 7)
     assert 2.0 < per_call["3"][0] < 3.0
-    # auto: the first epoch starts with calls of 2; the second's are as long as the logs allow
-    assert per_call["0"][1] > per_call["3"][1]
+    # auto: calls of several steps (this model's steps take ~1 ms; 2 a call up to 25 ms)
+    assert per_call["0"][1] > 1.5
     for k in ("3", "0"):
         assert positions["1"] == positions[k]
         assert runs["1"][-1]["weights_hash"] == runs[k][-1]["weights_hash"]
